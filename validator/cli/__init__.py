@@ -1,0 +1,76 @@
+"""The ``spec-check`` command: a click group whose verbs load on first use.
+
+Start-up is part of the product (pre-commit hooks, Slurm prologs), so ``--help`` and each
+verb import only what that verb needs. Each verb lives in its own module; this table is
+the only place that lists them. cli/ is the composition root: it alone wires loader,
+sources, engine and renderers together, and it alone picks the exit code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from validator import __version__
+
+# verb -> (module, attribute, one-line help shown by --help without importing the module)
+VERBS: dict[str, tuple[str, str, str]] = {
+    "check": ("validator.cli.node", "check", "Check this node (or recorded --facts) against the spec."),
+    "probe": ("validator.cli.node", "probe", "Record this node's facts as JSON."),
+    "lint": ("validator.cli.lint", "lint", "Lint training job configs against the spec."),
+    "cluster": ("validator.cli.cluster", "cluster", "Check a fleet over SSH, Slurm or locally."),
+    "report": ("validator.cli.report", "report", "Render a result in another format."),
+    "diff": ("validator.cli.report", "diff", "Compare two results; exit 1 on new failures."),
+    "keygen": ("validator.cli.signing", "keygen", "Write an Ed25519 key pair for signing results."),
+    "sign": ("validator.cli.signing", "sign", "Sign a result."),
+    "verify": ("validator.cli.signing", "verify", "Verify a signed result."),
+    "rules": ("validator.cli.catalog", "rules", "List the rules, or explain one."),
+    "spec": ("validator.cli.catalog", "spec", "Show the requirement catalogue."),
+}
+
+
+def _load(name: str) -> click.Command | None:
+    module_name, attr, _ = VERBS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None  # a verb not built yet in this version
+        raise
+    command: click.Command = getattr(module, attr)
+    return command
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(VERBS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in VERBS:
+            return None
+        return _load(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, VERBS[name][2]) for name in VERBS]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="spec-check")
+def cli() -> None:
+    """Check GPU training clusters and training jobs against the 2026 large-scale
+    training specification (spec v1.0).
+
+    \b
+    Exit codes: 0 conformant, 1 not conformant, 2 the run itself could not be done.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    from validator.cli.run import run_cli
+
+    return run_cli(cli, argv if argv is not None else sys.argv[1:])

@@ -1,0 +1,44 @@
+"""Run the click group so that every user error is one line and exit code 2.
+
+A ``SpecCheckError`` (bad input, bad usage) prints ``spec-check: error: <file:line:
+problem>`` and exits 2; click's own usage errors exit 2 as well. Anything else is a bug:
+it is reported in one line with a hint to re-run with ``SPEC_CHECK_DEBUG=1`` for the
+traceback, and still exits 2, since the run could not be done.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from validator.errors import SpecCheckError
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"spec-check: error: {message}", err=True)
+    sys.exit(2)
+
+
+def run_cli(group: click.Group, argv: list[str]) -> Any:
+    try:
+        return group.main(args=argv, prog_name="spec-check", standalone_mode=False)
+    except SpecCheckError as exc:
+        fail(str(exc))
+    except click.exceptions.Abort:
+        fail("interrupted")
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except KeyboardInterrupt:
+        fail("interrupted")
+    except BrokenPipeError:
+        sys.exit(2)
+    except Exception as exc:  # pragma: no cover - a bug, not a user error
+        if os.environ.get("SPEC_CHECK_DEBUG"):
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} (set SPEC_CHECK_DEBUG=1 for a traceback)")

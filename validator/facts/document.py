@@ -1,0 +1,173 @@
+"""The facts document: what sources produce and the engine reads.
+
+A facts document is plain JSON so that it can be recorded on one machine and evaluated on
+another (``spec-check probe -o facts.json``; ``spec-check check --facts facts.json``).
+Every fact is one of three shapes, and a fact that could not be gathered is an *error
+value* with its reason, never a silent absence::
+
+    {"value": 400, "unit": "Gb/s", "source": "/sys/class/infiniband/mlx5_0/ports/1/rate"}
+    {"error": "NVML Shared Library Not Found", "source": "nvml:nvmlInit"}
+    {"items": [{"id": "mlx5_0:1", "fields": {"rate": {"value": 400, "unit": "Gb/s"}}}],
+     "source": "/sys/class/infiniband"}
+
+Job facts add ``"location": {"file": "ds.json", "line": 12}``. Documents are kept as
+dicts (not models): a fleet of 10,000 nodes must load and evaluate in seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from validator.errors import FactsFileError
+
+SCHEMA = "spec-check/facts/1"
+SUBJECT_KINDS = ("node", "job", "cluster")
+MAX_FACTS_BYTES = 64 * 1024 * 1024
+
+Fact = dict[str, Any]
+Document = dict[str, Any]
+
+
+def value(v: Any, *, unit: str | None = None, source: str | None = None,
+          location: dict[str, Any] | None = None) -> Fact:
+    """A gathered fact. ``inf`` (an unlimited limit) is stored as ``"unlimited"``."""
+    if isinstance(v, float) and math.isinf(v):
+        v = "unlimited"
+    out: Fact = {"value": v}
+    if unit:
+        out["unit"] = unit
+    if source:
+        out["source"] = source
+    if location:
+        out["location"] = location
+    return out
+
+
+def error(reason: str, *, source: str | None = None) -> Fact:
+    """A fact that could not be gathered, with the reason (never an empty string)."""
+    out: Fact = {"error": reason or "unknown error"}
+    if source:
+        out["source"] = source
+    return out
+
+
+def item(item_id: str, fields: dict[str, Fact]) -> dict[str, Any]:
+    """One member of a collection (a GPU, a port, a link)."""
+    return {"id": item_id, "fields": fields}
+
+
+def items(members: list[dict[str, Any]], *, source: str | None = None) -> Fact:
+    """A collection: rules over it give one finding per member."""
+    out: Fact = {"items": members}
+    if source:
+        out["source"] = source
+    return out
+
+
+def new_document(kind: str, name: str, facts: dict[str, Fact], *, tool_version: str,
+                 collected_at: str, address: str | None = None) -> Document:
+    subject: dict[str, Any] = {"kind": kind, "name": name}
+    if address:
+        subject["address"] = address
+    return {
+        "schema": SCHEMA,
+        "tool_version": tool_version,
+        "collected_at": collected_at,
+        "subject": subject,
+        "facts": facts,
+    }
+
+
+def digest(doc: Document) -> str:
+    """A stable digest of a document's facts (what a signed result vouches for)."""
+    canon = json.dumps(doc.get("facts", {}), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canon.encode()).hexdigest()
+
+
+def _check_fact(name: str, fact: Any, where: str, *, in_item: bool = False) -> None:
+    if not isinstance(fact, dict):
+        raise FactsFileError(f'fact "{name}" is not an object', file=where)
+    shapes = [k for k in ("value", "error", "items") if k in fact]
+    if len(shapes) != 1:
+        raise FactsFileError(
+            f'fact "{name}" must have exactly one of value, error, items (has {shapes or "none"})',
+            file=where,
+        )
+    if "error" in fact and not isinstance(fact["error"], str):
+        raise FactsFileError(f'fact "{name}": error must be a string', file=where)
+    if "items" in fact:
+        if in_item:
+            raise FactsFileError(f'fact "{name}": collections cannot nest', file=where)
+        members = fact["items"]
+        if not isinstance(members, list):
+            raise FactsFileError(f'fact "{name}": items must be a list', file=where)
+        for i, member in enumerate(members):
+            if (not isinstance(member, dict) or not isinstance(member.get("id"), str)
+                    or not isinstance(member.get("fields"), dict)):
+                raise FactsFileError(
+                    f'fact "{name}": item {i} needs "id" (string) and "fields" (object)',
+                    file=where,
+                )
+            for fname, f in member["fields"].items():
+                _check_fact(f"{name}[{member['id']}].{fname}", f, where, in_item=True)
+
+
+def validate(doc: Any, where: str) -> Document:
+    """Check a parsed document's shape; raise FactsFileError naming the problem."""
+    if not isinstance(doc, dict):
+        raise FactsFileError("not a facts document (expected a JSON object)", file=where)
+    schema = doc.get("schema")
+    if schema != SCHEMA:
+        if isinstance(schema, str) and schema.startswith("spec-check/facts/"):
+            raise FactsFileError(
+                f'facts schema "{schema}" is not supported by this version (expects "{SCHEMA}")',
+                file=where,
+            )
+        raise FactsFileError(
+            f'not a spec-check facts document (schema is {schema!r}, expected "{SCHEMA}")',
+            file=where,
+        )
+    subject = doc.get("subject")
+    if (not isinstance(subject, dict) or subject.get("kind") not in SUBJECT_KINDS
+            or not isinstance(subject.get("name"), str) or not subject["name"]):
+        raise FactsFileError(
+            'subject must be {"kind": node|job|cluster, "name": "..."}', file=where
+        )
+    facts = doc.get("facts")
+    if not isinstance(facts, dict):
+        raise FactsFileError('"facts" must be an object', file=where)
+    for name, fact in facts.items():
+        _check_fact(name, fact, where)
+    return doc
+
+
+def load(path: str | Path) -> Document:
+    """Read and validate a facts file; every failure is one FactsFileError line."""
+    where = str(path)
+    try:
+        p = Path(path)
+        if p.is_dir():
+            raise FactsFileError("is a directory, expected a facts JSON file", file=where)
+        if p.stat().st_size > MAX_FACTS_BYTES:
+            raise FactsFileError(f"larger than {MAX_FACTS_BYTES // 2**20} MiB", file=where)
+        text = p.read_text(encoding="utf-8")
+    except FactsFileError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise FactsFileError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=where) from None
+    except OSError as exc:
+        raise FactsFileError(f"cannot read: {exc.strerror or exc}", file=where) from None
+    if not text.strip():
+        raise FactsFileError("empty file, expected a facts JSON document", file=where)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = " (truncated?)" if exc.pos >= len(text.rstrip()) - 1 else ""
+        raise FactsFileError(f"invalid JSON: {exc.msg}{hint}", file=where, line=exc.lineno) from None
+    except RecursionError:
+        raise FactsFileError("invalid JSON: nested too deeply", file=where) from None
+    return validate(doc, where)

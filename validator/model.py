@@ -1,0 +1,209 @@
+"""The result model: findings and the report, the hand-off from engine to renderers.
+
+These are frozen dataclasses rather than pydantic models: a fleet run builds hundreds of
+thousands of findings and they need no validation (the engine made them). ``to_dict``
+gives the JSON result whose schema is ``spec/result.schema.json``; ``report_from_dict``
+reads one back (``spec-check report``, ``diff``, ``sign``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+RESULT_SCHEMA = "spec-check/result/1"
+
+
+class Status(str, enum.Enum):
+    """The five statuses; their meaning is a contract (DESIGN.md)."""
+
+    PASS = "pass"  # the requirement is met, with the observed value
+    FAIL = "fail"  # a MUST is not met
+    WARN = "warn"  # a SHOULD is not met
+    SKIP = "skip"  # not applicable here, with the reason
+    ERROR = "error"  # the fact could not be gathered or read, with the reason
+
+
+STATUS_ORDER = (Status.FAIL, Status.ERROR, Status.WARN, Status.SKIP, Status.PASS)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One verdict of one rule on one subject (node, job, cluster) and item (GPU, port)."""
+
+    rule: str
+    requirement: str
+    level: str  # MUST | SHOULD
+    status: Status
+    subject: str
+    expected: str
+    message: str
+    remediation: str
+    item: str | None = None
+    observed: str | None = None  # the value with its unit, for people
+    value: Any = None  # the raw observed value, for machines
+    unit: str | None = None
+    source: str | None = None  # probe path, command, or file
+    location: Location | None = None
+    waiver: dict[str, Any] | None = None
+
+    @property
+    def severity(self) -> str:
+        return "error" if self.level == "MUST" else "warning"
+
+    def sort_key(self) -> tuple[str, str, str, str]:
+        return (self.subject, self.requirement, self.rule, self.item or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["status"] = self.status.value
+        d["severity"] = self.severity
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class RuleDoc:
+    """What renderers need to describe a rule (SARIF rule metadata, HTML, explain)."""
+
+    id: str
+    requirement: str
+    name: str
+    level: str
+    scope: str
+    summary: str
+    why: str
+    remediation: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequirementDoc:
+    id: str
+    level: str
+    title: str
+    statement: str
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    name: str
+    kind: str  # node | job | cluster
+    facts_digest: str | None = None
+    collected_at: str | None = None
+    source: str | None = None  # the facts file, the host address, or "probe"
+
+
+@dataclass(frozen=True)
+class Summary:
+    counts: dict[str, int]
+    conformant: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.counts, "total": sum(self.counts.values()), "conformant": self.conformant}
+
+
+def summarize(findings: tuple[Finding, ...] | list[Finding]) -> Summary:
+    """Counts per status, and whether the findings are conformant.
+
+    Not conformant: any ``fail``, or any ``error`` on a MUST rule (unknown is never pass).
+    A finding under an active waiver does not count against conformance.
+    """
+    counts = {s.value: 0 for s in Status}
+    conformant = True
+    for f in findings:
+        counts[f.status.value] += 1
+        waived = bool(f.waiver and f.waiver.get("active"))
+        if not waived and (f.status is Status.FAIL or (f.status is Status.ERROR and f.level == "MUST")):
+            conformant = False
+    return Summary(counts, conformant)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A whole run: what was checked, against what, and every finding."""
+
+    command: str
+    spec_version: str
+    tool_version: str
+    rule_pack: dict[str, str]  # {"id": "v1.0", "digest": "sha256:..."}
+    generated_at: str
+    parameters: dict[str, dict[str, Any]]  # name -> {"value": "400 Gb/s", "origin": "default"}
+    subjects: tuple[Subject, ...]
+    findings: tuple[Finding, ...]
+    rules: tuple[RuleDoc, ...] = ()
+    requirements: tuple[RequirementDoc, ...] = ()
+    profile: str | None = None
+    selection: dict[str, list[str]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. cluster measurements
+
+    @property
+    def summary(self) -> Summary:
+        return summarize(self.findings)
+
+    def with_findings(self, findings: tuple[Finding, ...]) -> Report:
+        return replace(self, findings=findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": RESULT_SCHEMA,
+            "command": self.command,
+            "spec_version": self.spec_version,
+            "tool_version": self.tool_version,
+            "rule_pack": dict(self.rule_pack),
+            "generated_at": self.generated_at,
+            "profile": self.profile,
+            "parameters": self.parameters,
+            "selection": self.selection,
+            "subjects": [asdict(s) for s in self.subjects],
+            "summary": self.summary.to_dict(),
+            "findings": [f.to_dict() for f in self.findings],
+            "rules": [asdict(r) for r in self.rules],
+            "requirements": [asdict(r) for r in self.requirements],
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+
+def finding_from_dict(d: dict[str, Any]) -> Finding:
+    loc = d.get("location")
+    return Finding(
+        rule=d["rule"],
+        requirement=d["requirement"],
+        level=d.get("level", "MUST"),
+        status=Status(d["status"]),
+        subject=d["subject"],
+        expected=d.get("expected", ""),
+        message=d.get("message", ""),
+        remediation=d.get("remediation", ""),
+        item=d.get("item"),
+        observed=d.get("observed"),
+        value=d.get("value"),
+        unit=d.get("unit"),
+        source=d.get("source"),
+        location=Location(loc["file"], loc.get("line")) if loc else None,
+        waiver=d.get("waiver"),
+    )
+
+
+def report_from_dict(d: dict[str, Any]) -> Report:
+    """Rebuild a Report from its JSON form (validated against the schema by the caller)."""
+    return Report(
+        command=d["command"],
+        spec_version=d["spec_version"],
+        tool_version=d["tool_version"],
+        rule_pack=d["rule_pack"],
+        generated_at=d["generated_at"],
+        parameters=d.get("parameters", {}),
+        subjects=tuple(Subject(**s) for s in d.get("subjects", [])),
+        findings=tuple(finding_from_dict(f) for f in d["findings"]),
+        rules=tuple(RuleDoc(**r) for r in d.get("rules", [])),
+        requirements=tuple(RequirementDoc(**r) for r in d.get("requirements", [])),
+        profile=d.get("profile"),
+        selection=d.get("selection", {}),
+        extra=d.get("extra", {}),
+    )
