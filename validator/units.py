@@ -140,8 +140,19 @@ def _num(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
+_AUTOSCALE = {"B", "s", "b/s"}
+
+
 def format_value(value: object, unit: str | None) -> str:
-    """A value for people: ``400 Gb/s``, ``8 MiB``, ``unlimited``, ``true``."""
+    """A value for people: ``400 Gb/s``, ``8 MiB``, ``unlimited``, ``true``.
+
+    Values stored in a base unit (bytes, seconds, bit/s) are shown in the most readable
+    unit of their dimension: 536870912 B reads as 512 MiB.
+    """
+    if (unit in _AUTOSCALE and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and not math.isinf(value) and value != 0):
+        u = UNITS[unit]
+        return format_quantity(Quantity(float(value) * u.factor, u.dimension))
     if value is None:
         return "none"
     if isinstance(value, bool):

@@ -1,0 +1,103 @@
+"""``spec-check rules`` and ``spec-check spec``: the catalogue and the rules, for people."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from validator.cli.common import DEFAULT_SPEC_VERSION, RunOptions, build
+
+
+def _built(spec_version: str) -> Any:
+    return build(RunOptions(spec_version=spec_version))
+
+
+@click.group()
+def rules() -> None:
+    """List the rules, or explain one rule or requirement."""
+
+
+@rules.command("list")
+@click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
+@click.option("--scope", type=click.Choice(["node", "job", "cluster"]), default=None)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_rules(spec_version: str, scope: str | None, fmt: str) -> None:
+    """Every rule with its requirement ID, level and scope."""
+    built = _built(spec_version)
+    chosen = [r for r in built.pack.rules if scope is None or r.scope == scope]
+    if fmt == "json":
+        rows = [{"id": r.id, "requirement": r.requirement, "level": built.pack.level_of(r, built.ctx.spec),
+                 "scope": r.scope, "summary": r.summary.strip()} for r in chosen]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max((len(r.id) for r in chosen), default=10)
+    for r in chosen:
+        level = built.pack.level_of(r, built.ctx.spec)
+        click.echo(f"{r.id:<{width}}  {r.requirement:<8} {level:<6} {r.scope:<7} {r.summary.strip()}")
+
+
+@rules.command("explain")
+@click.argument("rule_id")
+@click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
+def explain(rule_id: str, spec_version: str) -> None:
+    """What a rule (or every rule of a requirement) checks, why, and how to fix it."""
+    built = _built(spec_version)
+    spec, pack = built.ctx.spec, built.pack
+    req = spec.requirement(rule_id.upper())
+    if req is not None:
+        click.echo(f"{req.id} ({req.level}) {req.title}\n\n{req.statement.strip()}\n\nWhy: {req.rationale.strip()}")
+        if req.parameters:
+            click.echo("\nParameters: " + ", ".join(
+                f"{p} = {built.ctx.params[p].text}" for p in req.parameters))
+        members = [r for r in pack.rules if r.requirement == req.id]
+        click.echo("\nRules:" if members else "\nRules: none in this pack")
+        for r in members:
+            click.echo(f"  {r.id:<34} {r.scope:<7} {r.summary.strip()}")
+        return
+    r = pack.get(rule_id)
+    check = r.check.model_dump(exclude_none=True)
+    click.echo(f"{r.id}  ({pack.level_of(r, spec)}, {r.scope} scope, requirement {r.requirement})\n")
+    click.echo(f"{r.summary.strip()}\n\nWhy: {r.why.strip()}\n\nFix: {r.remediation.strip()}\n")
+    click.echo(f"Reads: {r.fact}{'.' + r.field if r.field else ''}; check: {json.dumps(check)}")
+    for kind, conds in (("Applies when", r.when), ("Items where", r.where)):
+        for c in conds:
+            click.echo(f"{kind}: {json.dumps(c.model_dump(exclude_none=True))}")
+
+
+@click.group()
+def spec() -> None:
+    """The requirement catalogue."""
+
+
+@spec.command("show")
+@click.argument("requirement", required=False)
+@click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def show(requirement: str | None, spec_version: str, fmt: str) -> None:
+    """Every requirement (or one) with its level, statement and parameters."""
+    from validator.spec import load_spec
+
+    s = load_spec(spec_version)
+    reqs = s.requirements
+    if requirement:
+        reqs = [r for r in reqs if r.id.startswith(requirement.upper())]
+        if not reqs:
+            from validator.errors import UnknownRuleError
+
+            raise UnknownRuleError(f'no requirement "{requirement}" in spec {spec_version}')
+    if fmt == "json":
+        data = s.model_dump(mode="json")
+        data["requirements"] = [r.model_dump(mode="json") for r in reqs]
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"{s.title} — spec v{s.spec_version}\n{s.status.strip()}\n")
+    for r in reqs:
+        click.echo(f"{r.id:<8} {r.level:<6} {r.title}")
+        click.echo(f"         {r.statement.strip()}")
+        for p in r.parameters:
+            param = s.parameters[p]
+            click.echo(f"         parameter {p} = {param.default if param.default is not None else 'unset'}"
+                       f"  ({param.source.strip()})")
+        click.echo("")

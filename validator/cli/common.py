@@ -1,0 +1,221 @@
+"""Shared options and the build steps every checking verb uses.
+
+After check-jsonschema's composition root: parsing (click) is kept apart from execution
+(``build_*`` and ``finish``) so that each step can be tested alone. ``finish`` is the one
+place that renders a report, writes it atomically, and turns it into an exit code.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from validator import __version__
+from validator.errors import SpecCheckError
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_SPEC_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    spec_version: str = DEFAULT_SPEC_VERSION
+    profile: Path | None = None
+    sets: tuple[str, ...] = ()
+    format: str = "terminal"
+    output: Path | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: str = "fail"
+    waivers: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _format_names() -> list[str]:
+    from validator.renderers import available
+
+    return sorted(available())
+
+
+def common_options(func: F) -> F:
+    """--spec-version, --profile, --set, --format, -o, --select, --ignore, --fail-on, --waivers."""
+    options = [
+        click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True,
+                     help="Spec version to check against."),
+        click.option("--profile", type=click.Path(path_type=Path), default=None,
+                     help="YAML file overriding spec parameters."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="Override one spec parameter (repeatable), e.g. --set fabric_port_rate=200Gb/s."),
+        click.option("--format", "fmt", type=click.Choice(_format_names()), default="terminal",
+                     show_default=True, help="Output format."),
+        click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+                     help="Write the report to FILE (atomically) instead of stdout."),
+        click.option("--select", multiple=True, metavar="PREFIX",
+                     help="Only rules whose ID starts with PREFIX (rule or requirement ID; repeatable, commas ok)."),
+        click.option("--ignore", multiple=True, metavar="PREFIX", help="Skip rules whose ID starts with PREFIX."),
+        click.option("--fail-on", type=click.Choice(["fail", "warn"]), default="fail", show_default=True,
+                     help="Exit 1 on fail (default), or also on warn."),
+        click.option("--waivers", type=click.Path(path_type=Path), default=None,
+                     help="YAML file of waivers (approved, expiring exceptions)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def run_options(kwargs: dict[str, Any]) -> RunOptions:
+    """Take the common options out of a verb's kwargs (what is left is the verb's own)."""
+    from validator.selection import split_csv
+
+    return RunOptions(
+        spec_version=kwargs.pop("spec_version"),
+        profile=kwargs.pop("profile"),
+        sets=tuple(kwargs.pop("sets")),
+        format=kwargs.pop("fmt"),
+        output=kwargs.pop("output"),
+        select=split_csv(kwargs.pop("select")),
+        ignore=split_csv(kwargs.pop("ignore")),
+        fail_on=kwargs.pop("fail_on"),
+        waivers=kwargs.pop("waivers"),
+    )
+
+
+@dataclass(frozen=True)
+class Built:
+    """Everything loaded for a run: spec, parameters, facts catalogue and rule pack."""
+
+    ctx: Any  # engine.Context
+    pack: Any  # loader.RulePack
+
+
+def build(opts: RunOptions) -> Built:
+    from validator.engine import Context
+    from validator.loader import load_pack
+    from validator.selection import check_prefixes
+    from validator.spec import load_fact_catalogue, load_spec, resolve_parameters
+
+    spec = load_spec(opts.spec_version)
+    params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
+    catalogue = load_fact_catalogue()
+    pack = load_pack(spec, catalogue)
+    check_prefixes([r.id for r in pack.rules], opts.select, opts.ignore)
+    return Built(Context(spec, catalogue, params), pack)
+
+
+def now_utc() -> str:
+    """The run's timestamp; SOURCE_DATE_EPOCH pins it for reproducible output."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str]) -> list[dict[str, Any]]:
+    """Rename subjects that share a name (two facts files of one hostname) by their label."""
+    docs = [dict(d) for d in documents]
+    labels = list(labels)
+    names = [d["subject"]["name"] for d in docs]
+    for i, d in enumerate(docs):
+        if names.count(names[i]) > 1:
+            d["subject"] = {**d["subject"], "name": f"{names[i]} ({labels[i]})"}
+    return docs
+
+
+def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: list[dict[str, Any]],
+                       sources: list[str], *, extra: dict[str, Any] | None = None) -> Any:
+    """Evaluate facts documents into a Report (waivers applied when given)."""
+    from validator.engine import evaluate
+    from validator.facts.document import digest
+    from validator.model import Report, RequirementDoc, RuleDoc, Subject
+    from validator.spec import describe_parameters
+
+    ctx, pack = built.ctx, built.pack
+    findings = evaluate(ctx, pack, documents, select=opts.select, ignore=opts.ignore)
+    report = Report(
+        command=command,
+        spec_version=ctx.spec.spec_version,
+        tool_version=__version__,
+        rule_pack={"id": pack.id, "digest": pack.digest},
+        generated_at=now_utc(),
+        parameters=describe_parameters(ctx.params),
+        profile=str(opts.profile) if opts.profile else None,
+        selection={"select": list(opts.select), "ignore": list(opts.ignore)},
+        subjects=tuple(
+            Subject(d["subject"]["name"], d["subject"]["kind"], digest(d), d.get("collected_at"), src)
+            for d, src in zip(documents, sources)
+        ),
+        findings=tuple(findings),
+        rules=tuple(
+            RuleDoc(r.id, r.requirement, r.id.split(".", 1)[1], pack.level_of(r, ctx.spec), r.scope,
+                    r.summary.strip(), r.why.strip(), r.remediation.strip())
+            for r in pack.rules
+        ),
+        requirements=tuple(RequirementDoc(q.id, q.level, q.title, q.statement.strip())
+                           for q in ctx.spec.requirements),
+        extra=extra or {},
+    )
+    if opts.waivers is not None:
+        from validator.waivers import apply_waivers, load_waivers
+
+        report = apply_waivers(report, load_waivers(opts.waivers, pack, ctx.spec))
+    return report
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and rename: never a half-written report."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+
+
+def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) -> None:
+    from validator.renderers import get_renderer
+
+    renderer = get_renderer(fmt, **renderer_options)
+    if output is None:
+        renderer.render(report, sys.stdout)
+        sys.stdout.flush()
+        return
+    buf = io.StringIO()
+    renderer.render(report, buf)
+    write_atomic(output, buf.getvalue())
+
+
+def exit_code(report: Any, fail_on: str) -> int:
+    """0 conformant; 1 not conformant (a fail or MUST error, or a warn under --fail-on warn)."""
+    from validator.model import Status
+
+    if not report.summary.conformant:
+        return 1
+    if fail_on == "warn":
+        for f in report.findings:
+            waived = bool(f.waiver and f.waiver.get("active"))
+            if not waived and f.status in (Status.WARN, Status.ERROR):
+                return 1
+    return 0
+
+
+def finish(report: Any, opts: RunOptions) -> None:
+    """Render, write, and exit with the contract's code."""
+    render(report, opts.format, opts.output)
+    sys.exit(exit_code(report, opts.fail_on))

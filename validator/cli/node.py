@@ -1,0 +1,87 @@
+"""``spec-check check`` and ``spec-check probe``: one node, live or recorded."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import click
+
+from validator import __version__
+from validator.cli.common import (
+    build,
+    common_options,
+    evaluate_documents,
+    finish,
+    now_utc,
+    run_options,
+    unique_subjects,
+    write_atomic,
+)
+
+
+def _root_options(func: Any) -> Any:
+    for option in reversed([
+        click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False), default=Path("/sys"),
+                     show_default=True, help="Where the host's /sys is mounted (as node_exporter's --path.sysfs)."),
+        click.option("--procfs", type=click.Path(path_type=Path, file_okay=False), default=Path("/proc"),
+                     show_default=True, help="Where the host's /proc is mounted."),
+        click.option("--rootfs", type=click.Path(path_type=Path, file_okay=False), default=Path("/"),
+                     show_default=True, help="Where the host's root filesystem is mounted (for /dev/shm)."),
+    ]):
+        func = option(func)
+    return func
+
+
+def probe_document(sysfs: Path, procfs: Path, rootfs: Path) -> dict[str, Any]:
+    """Probe this node into a facts document; failures become error values inside it."""
+    from validator.facts.document import new_document
+    from validator.facts.node import probe_node
+
+    facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs)
+    host = facts.get("host.hostname", {}).get("value") or socket.gethostname()
+    return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
+
+
+@click.command()
+@click.option("--facts", "facts_files", multiple=True, type=click.Path(path_type=Path),
+              help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
+@_root_options
+@common_options
+def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, **kwargs: Any) -> None:
+    """Check this node against every node requirement of the spec.
+
+    With --facts, evaluate recordings made by `spec-check probe -o FILE` instead
+    (anywhere; several files for several nodes).
+    """
+    opts = run_options(kwargs)
+    built = build(opts)  # bad spec, rules, profile or --set fail here, before any probing
+    if facts_files:
+        from validator.facts.document import load
+
+        docs = [load(p) for p in facts_files]
+        sources = [str(p) for p in facts_files]
+    else:
+        docs = [probe_document(sysfs, procfs, rootfs)]
+        sources = ["probe"]
+    docs = unique_subjects(docs, sources)
+    report = evaluate_documents("check", built, opts, docs, sources)
+    finish(report, opts)
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write the facts to FILE (atomically) instead of stdout.")
+@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
+              help="Facts are JSON (schema spec/facts.schema.json).")
+@_root_options
+def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path) -> None:
+    """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
+    doc = probe_document(sysfs, procfs, rootfs)
+    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)

@@ -1,0 +1,15 @@
+"""Fleet checks: probe many hosts through an existing engine (OpenSSH, Slurm, or locally),
+measure the fabric between them in parallel rounds, and build one cluster facts document.
+
+The layers, each small and replaceable:
+
+* ``hosts``: which hosts, keyed by the name they were addressed by;
+* ``transports``: how a command reaches a host (``ssh``, ``srun``, this machine);
+* ``gather``: run one job per host with bounded concurrency, per-host timeouts, and
+  partial results on Ctrl-C;
+* ``plan``: which pairs to measure in which round (ring or all pairs);
+* ``measure``: the tools (iperf3, ping, ib_write_bw, nccl-tests) and their parsers;
+* ``facts``: node documents + measurements -> the ``cluster`` facts document.
+
+Nothing here evaluates rules: the engine does, from the documents built here.
+"""

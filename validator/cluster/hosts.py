@@ -1,0 +1,97 @@
+"""Parse ``--hosts LIST|@FILE`` into the addresses to probe.
+
+A host is keyed by the string it was addressed by (``node07``, ``10.0.0.7``,
+``admin@node07``), never by the hostname it reports: cloned images often share one
+hostname. Slurm-style ranges (``node[01-04,09]``) are expanded here so that SSH fleets can
+be written the way Slurm users write them; duplicates are dropped, first one wins.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from validator.errors import SpecCheckError
+
+MAX_HOSTS = 100_000
+_RANGE = re.compile(r"\[([^\[\]]*)\]")
+
+
+def expand(pattern: str) -> list[str]:
+    """``node[01-03,7]`` -> node01 node02 node03 node7 (zero padding kept, nesting not)."""
+    m = _RANGE.search(pattern)
+    if not m:
+        return [pattern]
+    head, tail = pattern[: m.start()], pattern[m.end():]
+    out: list[str] = []
+    for part in m.group(1).split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise SpecCheckError(f'bad host range "[{m.group(1)}]" in "{pattern}"')
+        if not sep:
+            hi = lo
+        if int(hi) < int(lo):
+            raise SpecCheckError(f'bad host range "{part}" in "{pattern}" (end before start)')
+        if int(hi) - int(lo) >= MAX_HOSTS:
+            raise SpecCheckError(f'host range "{part}" is larger than {MAX_HOSTS} hosts')
+        width = len(lo) if lo.startswith("0") else 0
+        for n in range(int(lo), int(hi) + 1):
+            out.extend(expand(f"{head}{n:0{width}d}{tail}"))
+    return out
+
+
+def _split_list(text: str) -> list[str]:
+    """Split on commas and whitespace, but not on commas inside ``[...]``."""
+    tokens, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if depth == 0 and (ch == "," or ch.isspace()):
+            if cur:
+                tokens.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise SpecCheckError(f'unbalanced "[" in host list "{text.strip()[:80]}"')
+    if cur:
+        tokens.append("".join(cur))
+    return tokens
+
+
+def _from_file(path: str) -> list[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise SpecCheckError(f"cannot read host file: {reason}", file=path) from None
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.extend(_split_list(line))
+    return out
+
+
+def parse_hosts(spec: str) -> list[str]:
+    """``a,b,node[1-3]`` or ``@hosts.txt`` (one or more per line, ``#`` comments)."""
+    spec = spec.strip()
+    tokens = _from_file(spec[1:]) if spec.startswith("@") else _split_list(spec)
+    hosts: list[str] = []
+    seen: set[str] = set()
+    for token in tokens:
+        for host in expand(token):
+            if host.startswith("-") or any(c in host for c in " \t'\"`$;|&<>\\"):
+                raise SpecCheckError(f'not a host name: "{host}"')
+            if host not in seen:
+                seen.add(host)
+                hosts.append(host)
+            if len(hosts) > MAX_HOSTS:
+                raise SpecCheckError(f"more than {MAX_HOSTS} hosts")
+    if not hosts:
+        where = spec[1:] if spec.startswith("@") else None
+        raise SpecCheckError("no hosts given" + ("" if where else " (--hosts is empty)"), file=where)
+    return hosts

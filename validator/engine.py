@@ -1,0 +1,360 @@
+"""The rule engine: facts and rules in, findings out. Pure: no I/O, deterministic order.
+
+For each subject (a node, a job, the cluster) and each selected rule of that scope:
+
+1. ``when`` conditions decide applicability; false -> ``skip`` with the reason.
+2. The rule's fact is looked up; missing or an error value -> ``error`` with the reason.
+3. A collection gives one finding per item (after ``where``); ``all_equal`` gives one.
+4. The expected value is resolved (literal, parameter, field, fact, formula) and both
+   sides are put in the fact's unit; an unset parameter -> ``skip`` naming ``--set``.
+5. The operator decides pass, or fail (MUST) / warn (SHOULD).
+
+Unknown is never pass: every path that cannot decide ends in ``error`` or ``skip``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from validator.errors import SpecCheckError
+from validator.loader import Condition, Rule, RulePack
+from validator.model import Finding, Location, Status
+from validator.operators import AGGREGATE_OPS, OPERATORS
+from validator.selection import is_selected
+from validator.spec import FactInfo, ParamValue, Spec
+from validator.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
+
+Fact = Mapping[str, Any]
+
+
+class _Undecided(Exception):
+    """Evaluation cannot reach a verdict; carries the status (skip/error) and reason."""
+
+    def __init__(self, status: Status, reason: str, source: str | None = None):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.source = source
+
+
+@dataclass(frozen=True)
+class Context:
+    spec: Spec
+    catalogue: Mapping[str, FactInfo]
+    params: Mapping[str, ParamValue]
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    value: Any  # in the fact's unit
+    text: str  # for the expected sentence
+
+
+def _info(ctx: Context, fact: str, field: str | None) -> FactInfo | None:
+    info = ctx.catalogue.get(fact)
+    if info is not None and field:
+        return info.fields.get(field)
+    return info
+
+
+def _unit(fact: Fact, info: FactInfo | None) -> str | None:
+    return fact.get("unit") or (info.unit if info else None)
+
+
+def _label(ctx: Context, fact: str, field: str | None) -> str:
+    info = _info(ctx, fact, field)
+    return info.label if info else (field or fact)
+
+
+def _actual(fact: Fact, unit: str | None) -> Any:
+    v = fact.get("value")
+    if isinstance(v, str) and v == UNLIMITED and unit is not None:
+        return math.inf
+    return v
+
+
+def _to_unit(q: Quantity, unit: str | None, what: str) -> float:
+    if unit is None:
+        raise _Undecided(Status.ERROR, f"{what} is a {q.dimension} but the fact has no unit")
+    try:
+        return q.to(unit)
+    except SpecCheckError as exc:
+        raise _Undecided(Status.ERROR, f"{what}: {exc.problem}") from None
+
+
+def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact],
+             fields: Mapping[str, Fact] | None) -> _Resolved:
+    """A rule value, in the fact's unit, with the text shown as "expected"."""
+    if isinstance(raw, dict):
+        if "param" in raw:
+            p = ctx.params[raw["param"]]
+            if not p.is_set:
+                raise _Undecided(
+                    Status.SKIP, f"needs parameter {p.name}: pass --set {p.name}=VALUE (or a profile)"
+                )
+            if isinstance(p.value, Quantity):
+                return _Resolved(_to_unit(p.value, unit, f"parameter {p.name}"),
+                                 f"{format_quantity(p.value, unit)} ({p.name})")
+            return _Resolved(p.value, f"{format_value(p.value, None)} ({p.name})")
+        if "field" in raw:
+            f = (fields or {}).get(raw["field"])
+            return _from_fact(f, f"field {raw['field']}", unit, raw["field"])
+        if "fact" in raw:
+            return _from_fact(facts.get(raw["fact"]), f"fact {raw['fact']}", unit, raw["fact"])
+        return _formula(ctx, raw, unit, facts, fields)
+    if isinstance(raw, list):
+        parts = [_resolve(ctx, r, unit, facts, fields) for r in raw]
+        return _Resolved([p.value for p in parts], "[" + ", ".join(p.text for p in parts) + "]")
+    if isinstance(raw, str) and raw[:1].isdigit() and unit is not None:
+        from validator.units import parse_quantity
+
+        q = parse_quantity(raw)
+        if unit_of(unit).dimension == q.dimension:
+            return _Resolved(q.to(unit), format_quantity(q, unit))
+    return _Resolved(raw, format_value(raw, unit))
+
+
+def _from_fact(f: Fact | None, what: str, unit: str | None, name: str) -> _Resolved:
+    if f is None:
+        raise _Undecided(Status.ERROR, f"{what} was not gathered")
+    if "error" in f:
+        raise _Undecided(Status.ERROR, f"{what} could not be read: {f['error']}", f.get("source"))
+    own = f.get("unit")
+    v = _actual(f, own or unit)
+    shown = format_value(v, own or unit)
+    if own and own != unit and isinstance(v, (int, float)):
+        base = v * unit_of(own).factor  # formulas (unit None) work in base units
+        v = base if unit is None else Quantity(base, unit_of(own).dimension).to(unit)
+    return _Resolved(v, f"{shown} ({name})")
+
+
+def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping[str, Fact],
+             fields: Mapping[str, Fact] | None) -> _Resolved:
+    from validator.formulas import FORMULAS
+
+    args: dict[str, float] = {}
+    texts = []
+    for name, arg in (raw.get("args") or {}).items():
+        # formulas work in base units: resolve each argument without the fact's unit
+        if isinstance(arg, dict) and "param" in arg:
+            p = ctx.params[arg["param"]]
+            if not p.is_set:
+                raise _Undecided(Status.SKIP, f"needs parameter {p.name}: pass --set {p.name}=VALUE")
+            args[name] = p.value.base if isinstance(p.value, Quantity) else p.value
+            texts.append(p.name)
+        else:
+            r = _resolve(ctx, arg, None, facts, fields)
+            args[name] = r.value
+            texts.append(r.text)
+    try:
+        result = FORMULAS[raw["formula"]](**args)
+    except (ValueError, TypeError, ZeroDivisionError) as exc:
+        raise _Undecided(Status.SKIP, f"{raw['formula']}: {exc}") from None
+    if unit is not None and unit_of(unit).factor != 1.0:
+        result = result / unit_of(unit).factor
+    return _Resolved(result, f"{format_value(result, unit)} ({raw['formula']}: {' x '.join(texts) if raw['formula'] == 'product' else ', '.join(texts)})")
+
+
+def _test(op_name: str, actual: Any, expected: Any) -> bool:
+    op = OPERATORS[op_name]
+    try:
+        return op.test(actual, expected)
+    except (TypeError, ValueError) as exc:
+        raise _Undecided(Status.ERROR, f"cannot evaluate: {exc}") from None
+
+
+def _sentence(op_name: str, label: str, value_text: str) -> str:
+    return OPERATORS[op_name].sentence.format(label=label, value=value_text)
+
+
+def _condition_holds(ctx: Context, cond: Condition, rule: Rule, facts: Mapping[str, Fact],
+                     fields: Mapping[str, Fact] | None) -> tuple[bool, str]:
+    if cond.field is not None:
+        f = (fields or {}).get(cond.field)
+        label, info = _label(ctx, rule.fact, cond.field), _info(ctx, rule.fact, cond.field)
+        name = cond.field
+    else:
+        name = cond.fact or rule.fact
+        f, label, info = facts.get(name), _label(ctx, name, None), _info(ctx, name, None)
+    if f is None:
+        raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {name} was not gathered")
+    if "error" in f:
+        raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {name}: {f['error']}",
+                         f.get("source"))
+    unit = _unit(f, info)
+    actual = len(f["items"]) if "items" in f else _actual(f, unit)
+    expected = _resolve(ctx, cond.value, unit, facts, fields) if OPERATORS[cond.op].needs_value else None
+    holds = _test(cond.op, actual, expected.value if expected else None)
+    sentence = _sentence(cond.op, label, expected.text if expected else "")
+    return holds, f"applies only where {sentence} (observed {format_value(actual, unit)})"
+
+
+class _Builder:
+    """Makes the findings of one rule on one subject, sharing the fixed parts."""
+
+    def __init__(self, ctx: Context, rule: Rule, subject: str, level: str):
+        self.ctx, self.rule, self.subject, self.level = ctx, rule, subject, level
+        self.label = _label(ctx, rule.fact, rule.field)
+
+    def make(self, status: Status, expected: str, message: str, *, item: str | None = None,
+             fact: Fact | None = None, value: Any = None, unit: str | None = None,
+             observed: str | None = None, source: str | None = None) -> Finding:
+        loc = (fact or {}).get("location")
+        return Finding(
+            rule=self.rule.id,
+            requirement=self.rule.requirement,
+            level=self.level,
+            status=status,
+            subject=self.subject,
+            item=item,
+            expected=expected,
+            observed=observed,
+            value=None if isinstance(value, float) and math.isinf(value) else value,
+            unit=unit,
+            message=message,
+            remediation=self.rule.remediation.strip(),
+            source=source or (fact or {}).get("source"),
+            location=Location(loc["file"], loc.get("line")) if isinstance(loc, dict) and loc.get("file")
+            else None,
+        )
+
+    def expected_text(self, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None,
+                      unit: str | None) -> tuple[Any, str]:
+        check = self.rule.check
+        if not OPERATORS[check.op].needs_value:
+            return None, _sentence(check.op, self.label, "")
+        r = _resolve(self.ctx, check.value, unit, facts, fields)
+        return r.value, _sentence(check.op, self.label, r.text)
+
+    def verdict(self, fact: Fact | None, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None,
+                item: str | None) -> Finding:
+        """Judge one value: a scalar fact, or one field of one item."""
+        info = _info(self.ctx, self.rule.fact, self.rule.field)
+        fallback = self.static_expected()
+        try:
+            for cond in self.rule.where if item is not None else ():
+                holds, reason = _condition_holds(self.ctx, cond, self.rule, facts, fields)
+                if not holds:
+                    return self.make(Status.SKIP, fallback, reason, item=item)
+            if fact is None:
+                what = f"{self.rule.field} of {item}" if item else self.rule.fact
+                raise _Undecided(Status.ERROR, f"{what} was not gathered")
+            if "error" in fact:
+                raise _Undecided(Status.ERROR, f"could not be read: {fact['error']}", fact.get("source"))
+            unit = _unit(fact, info)
+            actual = _actual(fact, unit)
+            expected_value, expected = self.expected_text(facts, fields, unit)
+            ok = _test(self.rule.check.op, actual, expected_value)
+        except _Undecided as u:
+            return self.make(u.status, fallback, u.reason, item=item, fact=fact, source=u.source)
+        observed = format_value(actual, unit)
+        if ok:
+            return self.make(Status.PASS, expected, f"{self.label} is {observed}", item=item, fact=fact,
+                             value=actual, unit=unit, observed=observed)
+        status = Status.FAIL if self.level == "MUST" else Status.WARN
+        return self.make(status, expected, f"{self.rule.summary.strip()}: {self.label} is {observed}",
+                         item=item, fact=fact, value=actual, unit=unit, observed=observed)
+
+    def static_expected(self) -> str:
+        """The expected sentence without resolving facts (for skip/error findings)."""
+        check = self.rule.check
+        raw = check.value
+        if isinstance(raw, dict) and "param" in raw:
+            p = self.ctx.params[raw["param"]]
+            text = f"{p.text} ({p.name})"
+        elif isinstance(raw, dict) and "field" in raw:
+            text = _label(self.ctx, self.rule.fact, raw["field"])
+        elif isinstance(raw, dict) and "fact" in raw:
+            text = _label(self.ctx, raw["fact"], None)
+        elif isinstance(raw, dict):
+            text = "{" + ", ".join(f"{k}: {v}" for k, v in raw.items() if k != "args") + "}"
+        else:
+            text = format_value(raw, None)
+        return _sentence(check.op, self.label, text)
+
+
+def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str,
+                   facts: Mapping[str, Fact]) -> Iterator[Finding]:
+    b = _Builder(ctx, rule, subject, level)
+    try:
+        for cond in rule.when:
+            holds, reason = _condition_holds(ctx, cond, rule, facts, None)
+            if not holds:
+                yield b.make(Status.SKIP, b.static_expected(), reason)
+                return
+    except _Undecided as u:
+        yield b.make(u.status, b.static_expected(), u.reason, source=u.source)
+        return
+    fact = facts.get(rule.fact)
+    if fact is None or "items" not in fact:
+        if fact is not None and rule.field:
+            yield b.make(Status.ERROR, b.static_expected(), f"{rule.fact} is not a collection", fact=fact)
+            return
+        yield b.verdict(fact, facts, None, None)
+        return
+    members = fact["items"]
+    if rule.check.op in AGGREGATE_OPS:
+        yield _aggregate(b, fact, members)
+        return
+    found = [b.verdict(m["fields"].get(rule.field), facts, m["fields"], m["id"]) for m in members]
+    judged = [f for f in found if not (f.status is Status.SKIP and rule.where)]
+    if not judged:
+        empty = rule.if_empty
+        status = Status(empty.status) if empty else Status.SKIP
+        message = empty.message if empty else f"no {_label(ctx, rule.fact, None)} on this {kind}"
+        yield b.make(status, b.static_expected(), message, fact=fact)
+        return
+    yield from found
+
+
+def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]]) -> Finding:
+    field = b.rule.field or ""
+    values: dict[str, Any] = {}
+    errors = []
+    for m in members:
+        f = m["fields"].get(field)
+        if f is None or "error" in f:
+            errors.append(f"{m['id']}: {f['error'] if f else 'not gathered'}")
+        else:
+            values[m["id"]] = f.get("value")
+    expected = _sentence(b.rule.check.op, b.label, "")
+    if errors:
+        return b.make(Status.ERROR, expected, "; ".join(errors[:5]) + (" ..." if len(errors) > 5 else ""),
+                      fact=fact)
+    if not values:
+        return b.make(Status.SKIP, expected, f"no {b.label} to compare", fact=fact)
+    ok = _test(b.rule.check.op, list(values.values()), None)
+    groups: dict[str, list[str]] = {}
+    for member, v in values.items():
+        groups.setdefault(format_value(v, None), []).append(member)
+    observed = "; ".join(f"{v} ({len(ms)})" for v, ms in sorted(groups.items(), key=lambda g: -len(g[1])))
+    if ok:
+        return b.make(Status.PASS, expected, f"{b.label} is {observed}", fact=fact, value=values,
+                      observed=observed)
+    status = Status.FAIL if b.level == "MUST" else Status.WARN
+    minority = sorted(groups.items(), key=lambda g: len(g[1]))[0]
+    detail = f"{', '.join(minority[1][:10])} differ{'s' if len(minority[1]) == 1 else ''} ({minority[0]})"
+    return b.make(status, expected, f"{b.rule.summary.strip()}: {detail}", fact=fact, value=values,
+                  observed=observed)
+
+
+def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, Any]], *,
+             select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> list[Finding]:
+    """Every finding of every selected rule on every subject, sorted for determinism."""
+    rules = [r for r in pack.rules if is_selected(r.id, select, ignore)]
+    levels = {r.id: pack.level_of(r, ctx.spec) for r in rules}
+    by_scope: dict[str, list[Rule]] = {}
+    for r in rules:
+        by_scope.setdefault(r.scope, []).append(r)
+    findings: list[Finding] = []
+    for doc in documents:
+        subject = doc["subject"]
+        facts = doc["facts"]
+        for rule in by_scope.get(subject["kind"], ()):
+            findings.extend(_evaluate_rule(ctx, rule, levels[rule.id], subject["name"],
+                                           subject["kind"], facts))
+    findings.sort(key=Finding.sort_key)
+    return findings

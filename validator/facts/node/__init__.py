@@ -1,0 +1,62 @@
+"""The node probe: every fact of spec/facts/node.yaml, gathered from this node or a tree.
+
+``probe_node()`` runs each source in ``SOURCES`` order (later sources read what earlier ones
+found: the GPU source needs the PCI scan and the RDMA ports). It never raises and never
+prints: a source that fails turns every fact it owns into an error value with the reason,
+and the other sources' facts are kept. ``sysfs``/``procfs``/``rootfs`` point the probe at
+a recorded tree (as node_exporter's ``--path.sysfs`` does); ``nvml`` replaces the pynvml
+module and ``amdsmi_loader`` the amdsmi import, so tests replay recorded hardware.
+
+Heavy modules (pynvml, amdsmi, psutil) are imported inside the sources, on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from validator.facts.document import Fact, error
+from validator.facts.node import gpu, host, links, net, pci, rdma, telemetry
+from validator.facts.node.base import Context, FactSource
+
+SOURCES: dict[str, FactSource] = {
+    "host": host,
+    "pci": pci,
+    "rdma": rdma,
+    "net": net,
+    "gpu": gpu,
+    "links": links,
+    "telemetry": telemetry,
+}
+
+__all__ = ["SOURCES", "Context", "FactSource", "probe_node"]
+
+
+def probe_node(
+    *,
+    sysfs: Path = Path("/sys"),
+    procfs: Path = Path("/proc"),
+    rootfs: Path = Path("/"),
+    nvml: object | None = None,
+    amdsmi_loader: Callable[[], Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Gather every node fact; each is a value, an error value, or a collection."""
+    ctx = Context(sysfs=Path(sysfs), procfs=Path(procfs), rootfs=Path(rootfs), nvml=nvml,
+                  amdsmi_loader=amdsmi_loader)
+    for name, source in SOURCES.items():
+        ctx.facts.update(run_source(name, source, ctx))
+    return ctx.facts
+
+
+def run_source(name: str, source: FactSource, ctx: Context) -> dict[str, Fact]:
+    """One source's facts, exactly those it owns; a crash becomes error values."""
+    try:
+        got = source.collect(ctx)
+    except Exception as exc:  # a bug or an odd machine: keep every other source's facts
+        reason = f"{name} source failed: {type(exc).__name__}: {exc}"
+        return {fact: error(reason, source=name) for fact in source.FACTS}
+    out: dict[str, Fact] = {}
+    for fact in source.FACTS:
+        out[fact] = got.get(fact) or error(f"{name} source did not report it", source=name)
+    return out

@@ -1,0 +1,104 @@
+"""What every node source shares: the context it runs in, its Protocol, sysfs helpers.
+
+A source is a plain module (pre-commit's languages are the model) with ``NAME``, ``FACTS``
+(every fact it owns) and ``collect(ctx)``. Sources run in ``SOURCES`` order and later ones
+may read what earlier ones found through ``ctx.facts`` (the GPU source needs the PCI scan
+and the RDMA ports), so ordering is part of the contract.
+
+Reads go through ``read()``/``read_fact()`` so that an unreadable file becomes an error
+value that names the path and the errno text, never an exception that loses other facts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from validator.facts.document import Fact, error, value
+
+
+@dataclass
+class Context:
+    """Where a probe reads from, and what earlier sources found."""
+
+    sysfs: Path = Path("/sys")
+    procfs: Path = Path("/proc")
+    rootfs: Path = Path("/")
+    nvml: Any = None  # a pynvml-like module; None imports the real one
+    amdsmi_loader: Callable[[], Any] | None = None  # returns the amdsmi module
+    facts: dict[str, Fact] = field(default_factory=dict)
+
+    @property
+    def live(self) -> bool:
+        """True when probing this machine itself rather than a recorded tree.
+
+        Facts the catalogue takes from psutil/socket (CPU count, hostname) come from them
+        only on the live machine; a tree under another root answers from its own files.
+        """
+        return self.procfs.resolve() == Path("/proc") and self.sysfs.resolve() == Path("/sys")
+
+
+class FactSource(Protocol):
+    """A module that gathers some node facts (checked structurally, like pre-commit)."""
+
+    NAME: str
+    FACTS: tuple[str, ...]
+
+    def collect(self, ctx: Context) -> dict[str, Fact]: ...
+
+
+class ReadError(Exception):
+    """A file that could not be read; ``str()`` names the path and the errno text."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path = path
+        reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+        super().__init__(f"cannot read {path}: {reason}")
+
+
+def read(path: Path) -> str:
+    """The stripped text of a sysfs/procfs file; raises ReadError (never OSError)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip()
+    except OSError as exc:
+        raise ReadError(path, exc) from None
+
+
+def read_fact(path: Path, parse: Callable[[str], Any] = str, *, unit: str | None = None) -> Fact:
+    """Read and parse one file into a value, or an error value naming the path."""
+    try:
+        raw = read(path)
+        return value(parse(raw), unit=unit, source=str(path))
+    except ReadError as exc:
+        return error(str(exc), source=str(path))
+    except ValueError as exc:
+        return error(f"{path}: {exc}", source=str(path))
+
+
+def parse_numa(raw: str) -> int:
+    """sysfs ``numa_node``: -1 means the kernel does not know (VMs, one socket)."""
+    node = int(raw)
+    if node < 0:
+        raise ValueError(f"NUMA node unknown to the kernel ({raw})")
+    return node
+
+
+def pci_address(device_link: Path) -> str | None:
+    """The PCI address behind a ``device`` symlink, or None if it is not a PCI function."""
+    try:
+        real = device_link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    name = real.name
+    if len(name) == 12 and name[4] == ":" and name[7] == ":" and name[10] == ".":
+        return name
+    return None
+
+
+def errors_for(facts: tuple[str, ...], reason: str, source: str | None = None) -> dict[str, Fact]:
+    """The same error value for every fact a failed source owns."""
+    return {name: error(reason, source=source) for name in facts}

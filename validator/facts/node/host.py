@@ -1,0 +1,128 @@
+"""Host facts: hostname, kernel, OS, CPUs, memory, the locked-memory limit, /dev/shm.
+
+Traps this module exists to avoid:
+* The memlock limit is read from ``<procfs>/self/limits`` ("Max locked memory", soft
+  column, bytes) rather than ``resource.getrlimit``: the same file can be read from a
+  recorded tree, and ``RLIM_INFINITY`` is -1 in Python, which a careless ``>=`` would fail.
+  ``unlimited`` is kept as the string "unlimited" (see ``document.value``).
+* /dev/shm is measured with ``os.statvfs`` (``f_frsize * f_blocks``), not ``f_bsize``.
+* CPU count and hostname come from psutil/socket on the live machine (what the catalogue
+  names); a recorded tree answers from ``cpuinfo`` and ``sys/kernel/hostname``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from validator.facts.document import Fact, error, value
+from validator.facts.node.base import Context, ReadError, read, read_fact
+
+NAME = "host"
+FACTS = (
+    "host.hostname",
+    "host.kernel",
+    "host.os",
+    "cpu.logical_count",
+    "cpu.model",
+    "memory.total",
+    "memory.memlock_limit",
+    "memory.shm_size",
+)
+
+
+def collect(ctx: Context) -> dict[str, Fact]:
+    cpuinfo = ctx.procfs / "cpuinfo"
+    return {
+        "host.hostname": _hostname(ctx),
+        "host.kernel": read_fact(ctx.procfs / "sys/kernel/osrelease"),
+        "host.os": _os_release(ctx.rootfs),
+        "cpu.logical_count": _cpu_count(ctx, cpuinfo),
+        "cpu.model": read_fact(cpuinfo, _cpu_model),
+        "memory.total": read_fact(ctx.procfs / "meminfo", _mem_total, unit="B"),
+        "memory.memlock_limit": read_fact(ctx.procfs / "self/limits", parse_memlock, unit="B"),
+        "memory.shm_size": _shm_size(ctx.rootfs / "dev/shm"),
+    }
+
+
+def _hostname(ctx: Context) -> Fact:
+    if ctx.live:
+        return value(socket.gethostname(), source="socket.gethostname")
+    return read_fact(ctx.procfs / "sys/kernel/hostname")
+
+
+def _cpu_count(ctx: Context, cpuinfo: Path) -> Fact:
+    if ctx.live:
+        import psutil
+
+        n = psutil.cpu_count(logical=True)
+        if not n:
+            return error("psutil.cpu_count() could not tell", source="psutil.cpu_count")
+        return value(n, source="psutil.cpu_count")
+
+    def count(text: str) -> int:
+        n = sum(1 for line in text.splitlines() if line.split(":")[0].strip() == "processor")
+        if not n:
+            raise ValueError("no 'processor' lines")
+        return n
+
+    return read_fact(cpuinfo, count)
+
+
+def _cpu_model(text: str) -> str:
+    for line in text.splitlines():
+        key, _, val = line.partition(":")
+        if key.strip() == "model name":
+            return val.strip()
+    raise ValueError("no 'model name' line")
+
+
+def _mem_total(text: str) -> int:
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            parts = line.split()
+            kib = int(parts[1])
+            return kib * 1024 if len(parts) < 3 or parts[2] == "kB" else kib
+    raise ValueError("no MemTotal line")
+
+
+def parse_memlock(text: str) -> int | str:
+    """Soft 'Max locked memory' in bytes, or "unlimited"."""
+    for line in text.splitlines():
+        if line.startswith("Max locked memory"):
+            soft = line[len("Max locked memory"):].split()[0]
+            return "unlimited" if soft == "unlimited" else int(soft)
+    raise ValueError("no 'Max locked memory' line")
+
+
+def _os_release(rootfs: Path) -> Fact:
+    """PRETTY_NAME from os-release, the same files platform.freedesktop_os_release reads."""
+    problems = []
+    for rel in ("etc/os-release", "usr/lib/os-release"):
+        path = rootfs / rel
+        try:
+            text = read(path)
+        except ReadError as exc:
+            problems.append(str(exc))
+            continue
+        fields = {}
+        for line in text.splitlines():
+            key, eq, val = line.partition("=")
+            if eq:
+                fields[key.strip()] = val.strip().strip("\"'")
+        name = fields.get("PRETTY_NAME") or " ".join(
+            v for v in (fields.get("NAME"), fields.get("VERSION_ID")) if v
+        )
+        if name:
+            return value(name, source=str(path))
+        problems.append(f"{path}: no PRETTY_NAME or NAME")
+    return error("; ".join(problems), source="os-release")
+
+
+def _shm_size(path: Path) -> Fact:
+    try:
+        st = os.statvfs(path)
+    except OSError as exc:
+        return error(f"cannot statvfs {path}: {exc.strerror or exc}", source=str(path))
+    return value(st.f_frsize * st.f_blocks, unit="B", source=f"os.statvfs({path})")

@@ -1,0 +1,96 @@
+"""The terminal report: what passed, what failed with observed and expected values, what
+could not be checked and why. The only module that imports rich.
+
+Colour only on a terminal; piped output is plain text of a fixed width, so CI logs and
+golden tests are stable.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TextIO
+
+from validator.model import STATUS_ORDER, Finding, Report, Status
+
+STYLE = {
+    Status.PASS: "green",
+    Status.FAIL: "bold red",
+    Status.WARN: "yellow",
+    Status.SKIP: "dim",
+    Status.ERROR: "bold magenta",
+}
+
+
+@lru_cache(maxsize=256)
+def _source_line(path: str, line: int) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for n, text in enumerate(fh, 1):
+                if n == line:
+                    return text.rstrip("\n")[:200]
+    except OSError:
+        return None
+    return None
+
+
+class TerminalRenderer:
+    def __init__(self, *, verbose: bool = False, width: int | None = None):
+        self.verbose = verbose
+        self.width = width
+
+    def render(self, report: Report, stream: TextIO) -> None:
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        tty = stream.isatty() if hasattr(stream, "isatty") else False
+        console = Console(file=stream, width=self.width or (None if tty else 140), force_terminal=tty,
+                          no_color=not tty, highlight=False, soft_wrap=False)
+        digest = report.rule_pack.get("digest", "")[:19]
+        console.print(f"[bold]spec-check {report.tool_version}[/] · spec v{report.spec_version} · "
+                      f"rule pack {report.rule_pack.get('id')} ({digest}) · {report.generated_at}")
+        changed = {k: v for k, v in report.parameters.items() if v.get("origin") != "default"}
+        if changed:
+            console.print("parameters: " + ", ".join(f"{k}={v['value']} ({v['origin']})"
+                                                      for k, v in changed.items()))
+        subjects = sorted({f.subject for f in report.findings})
+        for subject in subjects:
+            rows = [f for f in report.findings if f.subject == subject]
+            if not self.verbose:
+                rows.sort(key=lambda f: (STATUS_ORDER.index(f.status), f.sort_key()))
+            table = Table(title=f"[bold]{escape(subject)}[/]", title_justify="left", show_lines=False,
+                          pad_edge=False, expand=False)
+            for col in ("status", "rule", "item", "observed", "expected"):
+                table.add_column(col, overflow="fold")
+            for f in rows:
+                table.add_row(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule),
+                              escape(f.item or ""), escape(f.observed or ""), escape(f.expected))
+            console.print(table)
+        problems = [f for f in report.findings if f.status in (Status.FAIL, Status.ERROR, Status.WARN)]
+        if problems:
+            console.print("\n[bold]What to do[/]")
+            for f in sorted(problems, key=lambda f: (STATUS_ORDER.index(f.status), f.sort_key())):
+                self._problem(console, f)
+        s = report.summary
+        counts = ", ".join(f"{s.counts[st.value]} {st.value}" for st in STATUS_ORDER)
+        verdict = "[bold green]CONFORMANT[/]" if s.conformant else "[bold red]NOT CONFORMANT[/]"
+        console.print(f"\n{counts} · {verdict} to spec v{report.spec_version}")
+
+    def _problem(self, console: object, f: Finding) -> None:
+        from rich.markup import escape
+
+        where = f.subject + (f" {f.item}" if f.item else "")
+        if f.location is not None:
+            where = f"{f.location.file}:{f.location.line}" if f.location.line else f.location.file
+        waived = " (waived)" if f.waiver and f.waiver.get("active") else ""
+        print_ = console.print  # type: ignore[attr-defined]
+        print_(f"[{STYLE[f.status]}]{f.status.value.upper()}[/] {escape(f.rule)} {escape(where)}{waived}: "
+               f"{escape(f.message)}")
+        if f.location is not None and f.location.line:
+            text = _source_line(f.location.file, f.location.line)
+            if text is not None:
+                print_(f"    [dim]{f.location.line:>5} |[/] {escape(text.strip())}")
+        if f.source and f.status is Status.ERROR:
+            print_(f"    [dim]source:[/] {escape(f.source)}")
+        if f.status is not Status.ERROR and f.remediation:
+            print_(f"    [dim]fix:[/] {escape(f.remediation)}")

@@ -1,0 +1,232 @@
+"""The requirement catalogue, its parameters, and the fact catalogue, as loaded data.
+
+``spec/vX/requirements.yaml`` is the spec as data: every requirement ID (a contract),
+its level, statement and rationale, and the parameters whose defaults the spec names and
+cites. A run resolves the parameters once (defaults, then ``--profile FILE``, then
+``--set KEY=VALUE``) and echoes them, with where each value came from, in the result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from validator.errors import RuleFileError, SpecCheckError, UnitError
+from validator.resources import spec_dir
+from validator.units import Quantity, parse_quantity
+from validator.yamlfile import line_of, load_yaml
+
+REQ_ID = re.compile(r"^[A-Z]{2,5}-\d{2}$")
+QUANTITY_DIMENSIONS = ("bitrate", "bytes", "duration", "gpu_time", "power", "energy")
+PLAIN_DIMENSIONS = ("count", "ratio", "steps", "string", "list", "bool")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Parameter(_Strict):
+    default: Any = None
+    dimension: Literal[QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS]  # type: ignore[valid-type]
+    description: str
+    source: str
+
+
+class Requirement(_Strict):
+    id: str = Field(pattern=REQ_ID.pattern)
+    level: Literal["MUST", "SHOULD"]
+    title: str
+    statement: str
+    rationale: str
+    scopes: list[Literal["node", "job", "cluster"]]
+    parameters: list[str] = []
+
+
+class Spec(_Strict):
+    spec_version: str
+    title: str
+    status: str
+    requirements: list[Requirement]
+    parameters: dict[str, Parameter]
+
+    def requirement(self, req_id: str) -> Requirement | None:
+        return next((r for r in self.requirements if r.id == req_id), None)
+
+
+def _pydantic_error(exc: ValidationError, data: Any, where: str, kind: type[SpecCheckError]) -> SpecCheckError:
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    path = ".".join(str(p) for p in loc) or "(top level)"
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = f'unknown key "{loc[-1]}"'
+    return kind(f"{path}: {msg}", file=where, line=line_of(data, loc))
+
+
+def load_spec(version: str) -> Spec:
+    """The catalogue of one spec version; a broken file is an exit-2 error at file:line."""
+    path = spec_dir() / f"v{version}" / "requirements.yaml"
+    if not path.is_file():
+        known = sorted(p.name[1:] for p in spec_dir().glob("v*") if (p / "requirements.yaml").is_file())
+        raise SpecCheckError(f'no spec version "{version}" (known: {", ".join(known) or "none"})')
+    data = load_yaml(path)
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise _pydantic_error(exc, data, str(path), RuleFileError) from None
+    for req in spec.requirements:
+        for name in req.parameters:
+            if name not in spec.parameters:
+                raise RuleFileError(f'{req.id} uses undefined parameter "{name}"', file=str(path))
+    for name, param in spec.parameters.items():
+        if param.default is not None:
+            try:
+                parse_parameter(name, param, param.default)
+            except UnitError as exc:
+                raise RuleFileError(f"parameter {name}: {exc}", file=str(path)) from None
+    return spec
+
+
+# ---- parameters -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParamValue:
+    """A resolved parameter: ``value`` is a Quantity for quantities, else a plain value."""
+
+    name: str
+    value: Any  # Quantity | float | str | list | bool | None (unset)
+    text: str  # as written
+    origin: str  # "default" | "profile:FILE" | "--set"
+
+    @property
+    def is_set(self) -> bool:
+        return self.value is not None
+
+
+def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
+    """Interpret ``raw`` in the parameter's dimension; UnitError says what was expected."""
+    if raw is None:
+        return None
+    dim = param.dimension
+    if dim in QUANTITY_DIMENSIONS:
+        return parse_quantity(raw, dimension=dim)
+    if dim in ("count", "ratio", "steps"):
+        if isinstance(raw, str):
+            raw = raw.strip().removesuffix(" steps").removesuffix("steps").strip()
+            try:
+                raw = float(raw) if "." in raw or "e" in raw.lower() else int(raw)
+            except ValueError:
+                raise UnitError(f'parameter {name}: "{raw}" is not a number') from None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise UnitError(f"parameter {name}: expected a number, got {raw!r}")
+        return raw
+    if dim == "list":
+        if isinstance(raw, str):
+            return [p.strip() for p in raw.split(",") if p.strip()]
+        if not isinstance(raw, list):
+            raise UnitError(f"parameter {name}: expected a list, got {raw!r}")
+        return list(raw)
+    if dim == "bool":
+        if isinstance(raw, str) and raw.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return raw.lower() in ("true", "yes", "1")
+        if not isinstance(raw, bool):
+            raise UnitError(f"parameter {name}: expected true or false, got {raw!r}")
+        return raw
+    return str(raw)
+
+
+def _text(raw: Any) -> str:
+    if raw is None:
+        return "unset"
+    if isinstance(raw, list):
+        return ", ".join(str(x) for x in raw)
+    return str(raw)
+
+
+def resolve_parameters(spec: Spec, *, profile: Path | None = None,
+                       sets: tuple[str, ...] = ()) -> dict[str, ParamValue]:
+    """Defaults, then the profile's ``parameters:``, then each ``--set KEY=VALUE``."""
+    values = {
+        name: ParamValue(name, parse_parameter(name, p, p.default), _text(p.default), "default")
+        for name, p in spec.parameters.items()
+    }
+    known = ", ".join(sorted(spec.parameters))
+
+    def apply(name: str, raw: Any, origin: str, file: str | None, line: int | None) -> None:
+        if name not in spec.parameters:
+            raise SpecCheckError(f'unknown parameter "{name}" (known: {known})', file=file, line=line)
+        try:
+            parsed = parse_parameter(name, spec.parameters[name], raw)
+        except UnitError as exc:
+            raise SpecCheckError(exc.problem, file=file, line=line) from None
+        values[name] = ParamValue(name, parsed, _text(raw), origin)
+
+    if profile is not None:
+        data = load_yaml(profile)
+        if not isinstance(data, dict) or not isinstance(data.get("parameters", {}), dict):
+            raise SpecCheckError('a profile is a mapping with "parameters: {NAME: VALUE}"', file=str(profile))
+        unknown_top = set(data) - {"name", "description", "parameters", "spec_version"}
+        if unknown_top:
+            key = sorted(unknown_top)[0]
+            raise SpecCheckError(f'unknown key "{key}" (expected name, description, parameters)',
+                                 file=str(profile), line=line_of(data, (key,)))
+        params = data.get("parameters") or {}
+        for name, raw in params.items():
+            apply(name, raw, f"profile:{profile}", str(profile), line_of(data, ("parameters", name)))
+    for item in sets:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            raise SpecCheckError(f'--set expects KEY=VALUE, got "{item}"')
+        apply(name.strip(), raw.strip(), "--set", None, None)
+    return values
+
+
+def describe_parameters(values: dict[str, ParamValue]) -> dict[str, dict[str, Any]]:
+    """The parameters as echoed in a result."""
+    return {n: {"value": v.text, "origin": v.origin} for n, v in sorted(values.items())}
+
+
+def quantity_or_none(p: ParamValue) -> Quantity | None:
+    return p.value if isinstance(p.value, Quantity) else None
+
+
+# ---- fact catalogue ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FactInfo:
+    name: str
+    type: str
+    unit: str | None
+    label: str
+    fields: dict[str, FactInfo]
+
+
+def load_fact_catalogue() -> dict[str, FactInfo]:
+    """Every fact any source may produce: its type, unit and label (spec/facts/*.yaml)."""
+    out: dict[str, FactInfo] = {}
+    for path in sorted((spec_dir() / "facts").glob("*.yaml")):
+        data = load_yaml(path)
+        facts = data.get("facts") if isinstance(data, dict) else None
+        if not isinstance(facts, dict):
+            raise RuleFileError('expected a mapping "facts: {NAME: {...}}"', file=str(path))
+        for name, info in facts.items():
+            out[name] = _fact_info(name, info, str(path), data)
+    return out
+
+
+def _fact_info(name: str, info: Any, where: str, data: Any) -> FactInfo:
+    if not isinstance(info, dict) or "type" not in info:
+        raise RuleFileError(f'fact "{name}" needs a type', file=where, line=line_of(data, ("facts", name)))
+    fields = {
+        fname: _fact_info(f"{name}.{fname}", finfo, where, data)
+        for fname, finfo in (info.get("fields") or {}).items()
+    }
+    unit = info.get("unit")
+    return FactInfo(name, str(info["type"]), str(unit) if unit is not None else None,
+                    str(info.get("label") or name), fields)

@@ -1,0 +1,109 @@
+"""Safe YAML loading that remembers line numbers, for errors that name file:line.
+
+Only ``yaml.SafeLoader`` is used: a ``!!python/object`` tag is an error, never a
+constructor call. Mappings come back as ``LineDict`` (a dict that knows the line of each
+key), sequences as ``LineList``, so a validation error at ``rules[3].check.op`` can be
+reported at the line where that key is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from validator.errors import RuleFileError
+
+MAX_YAML_BYTES = 4 * 1024 * 1024
+
+
+class LineDict(dict):  # type: ignore[type-arg]
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LineList(list):  # type: ignore[type-arg]
+    line: int = 0
+    item_lines: list[int]
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+    loader.flatten_mapping(node)
+    out = LineDict()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "found an unhashable key", key_node.start_mark
+            ) from None
+        if key in out:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = key_node.start_mark.line + 1
+    return out
+
+
+def _sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
+    out = LineList(loader.construct_object(child, deep=True) for child in node.value)
+    out.line = node.start_mark.line + 1
+    out.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return out
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+
+
+def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
+    """Parse one YAML file; every failure is one error naming the file and line."""
+    where = str(path)
+    try:
+        if path.stat().st_size > MAX_YAML_BYTES:
+            raise error(f"larger than {MAX_YAML_BYTES // 2**20} MiB", file=where)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=where) from None
+    except IsADirectoryError:
+        raise error("is a directory, expected a YAML file", file=where) from None
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror or exc}", file=where) from None
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        if "python/" in str(problem) or "could not determine a constructor" in str(problem):
+            problem = f"unsupported tag ({problem}); only plain YAML is accepted"
+        raise error(f"invalid YAML: {problem}", file=where, line=line) from None
+    except yaml.YAMLError as exc:
+        raise error(f"invalid YAML: {exc}", file=where) from None
+    except RecursionError:
+        raise error("invalid YAML: nested too deeply", file=where) from None
+
+
+def line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
+    """The line of the deepest element of ``loc`` (a pydantic error location) found."""
+    line = getattr(data, "line", None) or None
+    node = data
+    for part in loc:
+        if isinstance(node, LineDict) and part in node:
+            line = node.key_lines.get(part, line)
+            node = node[part]
+        elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
+            line = node.item_lines[part]
+            node = node[part]
+        else:
+            break
+    return line
