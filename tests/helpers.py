@@ -1,0 +1,51 @@
+"""Test helpers: build facts documents tersely and run rules on them (after pre-commit's
+run_language and sqlfluff's YAML rule cases)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from validator.cli.common import Built, RunOptions, build
+from validator.engine import evaluate
+from validator.facts.document import new_document
+from validator.model import Finding
+
+_QTY = re.compile(r"^(-?\d+(?:\.\d+)?)\s*([A-Za-z%/][A-Za-z%/-]*)$")
+
+
+@lru_cache(maxsize=8)
+def built(*sets: str) -> Built:
+    return build(RunOptions(sets=sets))
+
+
+def scalar(v: Any) -> dict[str, Any]:
+    """``"400 Gb/s"`` -> value+unit; ``{"error": ...}`` stays; anything else is a value."""
+    if isinstance(v, dict) and ("error" in v or "value" in v):
+        return v
+    if isinstance(v, str):
+        m = _QTY.match(v.strip())
+        if m:
+            n = float(m.group(1))
+            return {"value": int(n) if n.is_integer() else n, "unit": m.group(2)}
+    return {"value": v}
+
+
+def fact(v: Any) -> dict[str, Any]:
+    """A collection is written ``{ITEM_ID: {FIELD: value}}`` under ``items:``."""
+    if isinstance(v, dict) and "items" in v:
+        return {"items": [{"id": str(i), "fields": {k: scalar(x) for k, x in (fields or {}).items()}}
+                          for i, fields in v["items"].items()]}
+    return scalar(v)
+
+
+def document(facts: dict[str, Any], *, kind: str = "node", name: str = "n1") -> dict[str, Any]:
+    return new_document(kind, name, {k: fact(v) for k, v in facts.items()}, tool_version="test",
+                        collected_at="2026-01-01T00:00:00Z")
+
+
+def run_rules(facts: dict[str, Any], *, select: tuple[str, ...] = (), sets: tuple[str, ...] = (),
+              kind: str = "node") -> list[Finding]:
+    b = built(*sets)
+    return evaluate(b.ctx, b.pack, [document(facts, kind=kind)], select=select)

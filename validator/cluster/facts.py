@@ -1,0 +1,171 @@
+"""Build the cluster facts document from node documents, probe failures and measurements.
+
+The cluster subject's facts (catalogue: spec/facts/cluster.yaml):
+
+* ``cluster.probes``: one item per host *as addressed*, ``status`` "ok" or an error value
+  with the reason the probe failed. A host that could not be probed is never dropped.
+* ``cluster.hosts``: one item per probed host, with the fields PLAT-02 compares
+  (gpu_model, driver_version, cuda_version, nic_firmware, gpu_vbios). A host without
+  GPUs has "none" in the GPU fields (a value, so a mixed fleet fails homogeneity); a
+  field the node could not read stays an error value (so the check says error, not pass).
+* ``cluster.pairs``: one item per measured pair ``a->b`` with throughput (Gb/s), latency
+  (ms), tool and direction; ``cluster.collectives``: nccl-tests bus bandwidth.
+* counts: ``cluster.host_count``, ``cluster.probed_count``, ``cluster.gpu_host_count``,
+  and ``cluster.measured`` (whether pairs were measured, for the rules' ``when``).
+
+Node documents are re-keyed by address (``subject.name``), the reported hostname kept in
+``subject.hostname``: many hosts can share one hostname.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from validator.facts.document import Document, error, item, items, new_document, value
+
+NONE = "none"
+
+
+def _scalar(facts: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    f = facts.get(name)
+    if not isinstance(f, dict):
+        return None
+    if "error" in f:
+        return error(f["error"], source=f.get("source") or name)
+    if "value" in f:
+        v = f["value"]
+        return value(", ".join(map(str, v)) if isinstance(v, list) else v, source=name)
+    return None
+
+
+def _has_gpus(facts: Mapping[str, Any]) -> bool | None:
+    """True/False, or None when the node could not tell."""
+    vendor = facts.get("gpu.vendor", {})
+    if isinstance(vendor.get("value"), str):
+        return vendor["value"].lower() != NONE
+    count = facts.get("gpu.count", {})
+    if isinstance(count.get("value"), int):
+        return count["value"] > 0
+    pci = facts.get("accel.pci_count", {})
+    if isinstance(pci.get("value"), int):
+        return pci["value"] > 0
+    return None
+
+
+def _distinct_field(facts: Mapping[str, Any], coll: str, fld: str, *, empty: str = NONE) -> dict[str, Any]:
+    """The distinct values of one field over a node collection, as one sorted string."""
+    f = facts.get(coll)
+    if not isinstance(f, dict):
+        return error(f"{coll} was not gathered by the node probe", source=coll)
+    if "error" in f:
+        return error(f["error"], source=f.get("source") or coll)
+    members = f.get("items") or []
+    if not members:
+        return value(empty, source=coll)
+    vals = set()
+    for m in members:
+        v = m["fields"].get(fld)
+        if v is None:
+            return error(f"{coll}.{fld} is not reported by the node probe", source=coll)
+        if "error" in v:
+            return error(f"{m['id']}: {v['error']}", source=coll)
+        vals.add(str(v.get("value")))
+    return value(", ".join(sorted(vals)), source=f"{coll}.{fld}")
+
+
+def host_fields(doc: Document) -> dict[str, Any]:
+    """The PLAT-02 fields of one probed host."""
+    facts = doc["facts"]
+    gpus = _has_gpus(facts)
+    out: dict[str, Any] = {"hostname": value(doc["subject"].get("hostname") or doc["subject"]["name"])}
+    if gpus is False:
+        for name in ("gpu_model", "driver_version", "cuda_version", "gpu_vbios"):
+            out[name] = value(NONE)
+        out["gpu_count"] = value(0)
+    else:
+        out["gpu_model"] = _scalar(facts, "gpu.models") or error("gpu.models was not gathered")
+        out["gpu_count"] = _scalar(facts, "gpu.count") or error("gpu.count was not gathered")
+        out["driver_version"] = (_scalar(facts, "gpu.driver_version")
+                                 or error("gpu.driver_version was not gathered"))
+        out["cuda_version"] = (_scalar(facts, "gpu.cuda_version") or _scalar(facts, "gpu.rocm_version")
+                               or error("neither gpu.cuda_version nor gpu.rocm_version was gathered"))
+        out["gpu_vbios"] = _distinct_field(facts, "gpu.devices", "vbios_version")
+    out["nic_firmware"] = _distinct_field(facts, "rdma.ports", "fw_ver")
+    return out
+
+
+def rdma_port(doc: Document) -> str | None:
+    """The first ACTIVE RDMA port ("mlx5_0:1"), for ib_write_bw; None if there is none."""
+    ports = doc["facts"].get("rdma.ports") or {}
+    for m in ports.get("items") or []:
+        state = (m["fields"].get("state") or {}).get("value")
+        if isinstance(state, str) and state.upper() == "ACTIVE":
+            return m["id"]
+    return None
+
+
+def rekey(doc: Document, address: str) -> Document:
+    """The node document as the subject ``address`` (the name it was addressed by)."""
+    subject = dict(doc["subject"])
+    if subject.get("name") != address:
+        subject["hostname"] = subject.get("name")
+    subject["name"] = address
+    subject["address"] = address
+    return {**doc, "subject": subject}
+
+
+def build(addresses: Sequence[str], documents: Mapping[str, Document | None],
+          failures: Mapping[str, str], *, name: str, tool_version: str, collected_at: str,
+          pairs: Mapping[tuple[str, str], dict[str, Any]] | None = None,
+          collectives: Mapping[str, dict[str, Any]] | None = None,
+          probe_seconds: Mapping[str, float] | None = None, transport: str = "") -> Document:
+    """The cluster facts document; ``documents`` are already re-keyed by address."""
+    probe_seconds = probe_seconds or {}
+    probes, hosts = [], []
+    gpu_hosts = 0
+    for addr in addresses:
+        doc = documents.get(addr)
+        fields: dict[str, Any] = {}
+        if doc is None:
+            fields["status"] = error(failures.get(addr, "not probed"), source=transport or None)
+        else:
+            fields["status"] = value("ok", source=transport or None)
+            hf = host_fields(doc)
+            hosts.append(item(addr, hf))
+            gpu_hosts += 1 if hf["gpu_count"].get("value") not in (0, None) else 0
+        if addr in probe_seconds:
+            fields["duration"] = value(round(probe_seconds[addr], 3), unit="s")
+        probes.append(item(addr, fields))
+    facts: dict[str, Any] = {
+        "cluster.host_count": value(len(addresses)),
+        "cluster.probed_count": value(len(hosts)),
+        "cluster.gpu_host_count": value(gpu_hosts),
+        "cluster.probes": items(probes, source=transport or None),
+        "cluster.hosts": items(hosts),
+        "cluster.measured": value(pairs is not None),
+    }
+    if pairs is not None:
+        facts["cluster.pairs"] = items([item(f"{a}->{b}", f) for (a, b), f in pairs.items()])
+    if collectives is not None:
+        facts["cluster.collectives"] = items([item(k, f) for k, f in collectives.items()])
+    return new_document("cluster", name, facts, tool_version=tool_version, collected_at=collected_at)
+
+
+def fleet_summary(addresses: Sequence[str], failures: Mapping[str, str],
+                  pairs: Mapping[tuple[str, str], dict[str, Any]] | None,
+                  rounds: int = 0, interrupted: bool = False) -> dict[str, Any]:
+    """What the result's ``extra.fleet`` says about the run itself."""
+    out: dict[str, Any] = {
+        "hosts": len(addresses),
+        "probed": len(addresses) - len(failures),
+        "failed": dict(failures),
+        "interrupted": interrupted,
+    }
+    if pairs is not None:
+        tput = [f["throughput"]["value"] for f in pairs.values()
+                if isinstance(f.get("throughput"), dict) and "value" in f["throughput"]]
+        out["pairs"] = {"measured": len(pairs), "rounds": rounds}
+        if tput:
+            out["pairs"].update({"throughput_min_gbps": min(tput), "throughput_max_gbps": max(tput)})
+    return out

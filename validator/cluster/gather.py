@@ -1,0 +1,146 @@
+"""Run one job per host with bounded concurrency, per-host deadlines and partial results.
+
+A fleet run must finish in bounded time whatever the hosts do: each job is a child
+process with its own deadline (``proc.run``), at most ``parallel`` run at once, and the
+main thread waits in short slices so that Ctrl-C is seen at once. On Ctrl-C every child is
+killed, finished hosts keep their results, and the others become "interrupted" errors:
+the caller still writes a result naming every host.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+from validator.cluster import proc
+from validator.cluster.transports import Transport
+
+
+@dataclass(frozen=True)
+class HostResult:
+    host: str
+    document: dict[str, Any] | None  # a validated node facts document
+    error: str | None  # why there is no document
+    seconds: float
+
+
+def probe_command(remote_command: str) -> str:
+    return f"{remote_command} probe --format json"
+
+
+def parse_probe(host: str, out: proc.Outcome, timeout: float, via: str) -> HostResult:
+    """A node document from the probe's stdout, or the reason there is none."""
+    from validator.errors import FactsFileError
+    from validator.facts import document
+
+    if out.timed_out:
+        return HostResult(host, None, f"timed out after {timeout:g} s (no complete answer over {via})",
+                          out.seconds)
+    if out.rc != 0:
+        why = out.stderr_line() or f"exit status {out.rc}"
+        if out.rc == 255 and via == "ssh":
+            why = f"ssh: {why}"
+        elif out.rc is not None and out.rc < 0:
+            why = f"killed by signal {-out.rc}" + (f": {why}" if out.stderr_line() else "")
+        else:
+            why = f"{why} (exit status {out.rc})" if out.stderr_line() else why
+        return HostResult(host, None, why, out.seconds)
+    text = out.stdout.strip()
+    if not text:
+        return HostResult(host, None, "the probe printed nothing", out.seconds)
+    try:
+        doc = json.loads(text)
+        document.validate(doc, host)
+    except json.JSONDecodeError as exc:
+        return HostResult(host, None, f"the probe's output is not JSON ({exc.msg} at line {exc.lineno}"
+                          f"; truncated?)", out.seconds)
+    except FactsFileError as exc:
+        return HostResult(host, None, f"the probe's output is not a facts document: {exc.problem}",
+                          out.seconds)
+    if doc["subject"]["kind"] != "node":
+        return HostResult(host, None, f'the probe returned a "{doc["subject"]["kind"]}" document, '
+                          'expected "node"', out.seconds)
+    return HostResult(host, doc, None, out.seconds)
+
+
+def probe_host(transport: Transport, host: str, remote_command: str, timeout: float,
+               registry: proc.Registry | None = None) -> HostResult:
+    """Run ``<remote-command> probe --format json`` on ``host`` and read its facts."""
+    out = proc.run(transport.argv(host, probe_command(remote_command)), timeout, registry)
+    return parse_probe(host, out, timeout, transport.name)
+
+
+@dataclass
+class Progress:
+    """Callbacks the CLI hooks a progress bar to; a no-op by default."""
+
+    start: Callable[[int], None] = lambda total: None
+    advance: Callable[[str], None] = lambda host: None
+
+
+def run_all(hosts: Sequence[str], job: Callable[[str], Any], *, parallel: int,
+            registry: proc.Registry, on_missing: Callable[[str, str], Any],
+            progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
+    """``{host: job(host)}`` for every host, and whether the run was interrupted.
+
+    Hosts whose job did not finish (Ctrl-C) get ``on_missing(host, reason)``; a job that
+    raises gets ``on_missing(host, "internal error: ...")``: one host's bug is that host's
+    error, not the run's end.
+    """
+    progress = progress or Progress()
+    progress.start(len(hosts))
+    results: dict[str, Any] = {}
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(hosts) or 1)),
+                              thread_name_prefix="spec-check-host")
+    futures: dict[Future[Any], str] = {}
+    try:
+        futures = {pool.submit(job, h): h for h in hosts}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                host = futures[f]
+                exc = f.exception()
+                results[host] = (on_missing(host, f"internal error: {type(exc).__name__}: {exc}")
+                                 if exc else f.result())
+                progress.advance(host)
+    except KeyboardInterrupt:
+        interrupted = True
+        registry.kill_all()
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+    if interrupted:
+        deadline = time.monotonic() + 5  # killed children end their jobs quickly
+        for f, host in futures.items():
+            if host in results:
+                continue
+            if f.done() and not f.cancelled() and f.exception() is None:
+                results[host] = f.result()
+            elif not f.done() and time.monotonic() < deadline:
+                try:
+                    results[host] = f.result(timeout=max(0.0, deadline - time.monotonic()))
+                except Exception:  # noqa: BLE001 - the host is reported as interrupted below
+                    pass
+    for host in hosts:
+        if host not in results:
+            results[host] = on_missing(host, "interrupted (Ctrl-C) before this host finished")
+    return {h: results[h] for h in hosts}, interrupted
+
+
+def probe_all(transport: Transport, hosts: Sequence[str], *, remote_command: str, timeout: float,
+              parallel: int, registry: proc.Registry,
+              progress: Progress | None = None) -> tuple[dict[str, HostResult], bool]:
+    """Probe every host; every host gets a HostResult, finished or not."""
+    return run_all(
+        hosts,
+        lambda h: probe_host(transport, h, remote_command, timeout, registry),
+        parallel=parallel,
+        registry=registry,
+        on_missing=lambda h, why: HostResult(h, None, why, 0.0),
+        progress=progress,
+    )

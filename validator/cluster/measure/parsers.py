@@ -1,0 +1,129 @@
+"""Parsers for the measuring tools' machine-readable output (pure functions, no I/O).
+
+Each returns a number in one stated unit or raises ``MeasureError`` with a reason a
+person can act on; the unit traps are the ones in shared/reference/node-probing.md §3, §5:
+
+* iperf3 ``-J``: ``end.sum_received.bits_per_second`` is **bit/s** (delivered data, as the
+  receiver counted it); a top-level ``"error"`` string means the test failed.
+* ``ib_write_bw --report_gbits``: the result row's 4th column is the *average* BW in
+  Gb/s (1e9 bit/s); without ``--report_gbits`` it is MiB/s (2^20 bytes).
+* nccl-tests ``all_reduce_perf``: per-size rows with busbw in GB/s (1e9 bytes/s). The
+  ``# Avg bus bandwidth`` line averages over all sizes, so we gate on the largest size.
+* ``ping -q``: ``rtt min/avg/max/mdev = a/b/c/d ms``; we take the average.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+
+class MeasureError(Exception):
+    """A measurement that gave no number, with the reason."""
+
+
+def iperf3_bits_per_second(text: str) -> float:
+    """Delivered TCP throughput in bit/s from ``iperf3 -c ... -J`` output."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        first = text.strip().splitlines()[:1]
+        raise MeasureError(f"iperf3 output is not JSON: {first[0][:200] if first else 'empty'}") from None
+    if not isinstance(data, dict):
+        raise MeasureError("iperf3 output is not a JSON object")
+    if isinstance(data.get("error"), str):
+        raise MeasureError(f"iperf3: {data['error']}")
+    end = data.get("end") or {}
+    summary = end.get("sum_received") or end.get("sum")
+    bps = summary.get("bits_per_second") if isinstance(summary, dict) else None
+    if not isinstance(bps, (int, float)) or isinstance(bps, bool):
+        raise MeasureError("iperf3 JSON has no end.sum_received.bits_per_second")
+    return float(bps)
+
+
+def iperf3_mean_rtt_us(text: str) -> float | None:
+    """The sender's mean TCP RTT (us, Linux only), a by-product kept as evidence."""
+    try:
+        streams = json.loads(text)["end"]["streams"]
+        rtts = [s["sender"]["mean_rtt"] for s in streams if "mean_rtt" in s.get("sender", {})]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return sum(rtts) / len(rtts) if rtts else None
+
+
+_MIB_TO_GBIT = 2**20 * 8 / 1e9
+
+
+def ib_write_bw_gbits(text: str) -> float:
+    """Average bandwidth in Gb/s from ``ib_write_bw`` text output (the client's)."""
+    header_seen = False
+    gbits = True
+    for line in text.splitlines():
+        if "#bytes" in line and "BW average" in line:
+            header_seen = True
+            gbits = "Gb/sec" in line
+            continue
+        if header_seen:
+            parts = line.split()
+            if len(parts) >= 4 and parts[0].isdigit():
+                try:
+                    avg = float(parts[3])
+                except ValueError:
+                    continue
+                return avg if gbits else avg * _MIB_TO_GBIT
+    for line in text.splitlines():
+        if re.search(r"(?i)(couldn't|unable|failed|error)", line):
+            raise MeasureError(f"ib_write_bw: {line.strip()[:200]}")
+    raise MeasureError("ib_write_bw printed no result row (expected a '#bytes ... BW average' table)")
+
+
+def nccl_busbw(text: str) -> dict[str, Any]:
+    """Bus bandwidth at the largest message size of an nccl-tests run.
+
+    Returns ``{"size": bytes, "busbw_gbs": GB/s (out-of-place), "wrong": int|None}``.
+    Columns are found from the header row, so versions with and without ``root`` work.
+    """
+    columns: list[str] | None = None
+    best: dict[str, Any] | None = None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            toks = s.lstrip("#").split()
+            if "size" in toks and "busbw" in toks:
+                columns = toks
+            continue
+        toks = s.split()
+        if columns is None or not toks or not toks[0].isdigit() or len(toks) < len(columns) - 4:
+            continue
+        try:
+            size = int(toks[columns.index("size")])
+            busbw = float(toks[columns.index("busbw")])
+        except (ValueError, IndexError):
+            continue
+        wrong_i = columns.index("#wrong") if "#wrong" in columns else None
+        wrong = toks[wrong_i] if wrong_i is not None and wrong_i < len(toks) else None
+        if best is None or size >= best["size"]:
+            best = {"size": size, "busbw_gbs": busbw,
+                    "wrong": int(wrong) if wrong and wrong.isdigit() else None}
+    if best is None:
+        m = re.search(r"(?m)^.*(NCCL|error|Error|failed).*$", text)
+        raise MeasureError(f"nccl-tests printed no result rows{': ' + m.group(0).strip()[:200] if m else ''}")
+    if best["wrong"]:
+        raise MeasureError(f"nccl-tests: {best['wrong']} wrong values at {best['size']} bytes")
+    return best
+
+
+_RTT = re.compile(r"(?:rtt|round-trip) min/avg/max(?:/mdev)? = ([\d.]+)/([\d.]+)/([\d.]+)")
+
+
+def ping_avg_ms(text: str) -> float:
+    """Average round-trip time in ms from ``ping -q`` output."""
+    m = _RTT.search(text)
+    if m:
+        return float(m.group(2))
+    loss = re.search(r"(\d+(?:\.\d+)?)% packet loss", text)
+    if loss:
+        raise MeasureError(f"ping: {loss.group(1)}% packet loss, no round trip measured")
+    last = [ln for ln in text.strip().splitlines() if ln.strip()][-1:] or ["no output"]
+    raise MeasureError(f"ping: {last[0].strip()[:200]}")

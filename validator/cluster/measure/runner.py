@@ -1,0 +1,222 @@
+"""Start the measuring tools on pairs of hosts, in parallel rounds.
+
+For a pair ``a->b`` (``a`` sends, ``b`` receives), in this order so that the latency is
+taken on an idle link:
+
+1. latency: ``ping -c N -q`` from ``a`` to ``b``: ICMP echo needs no server, is on every
+   host image, and gives the fabric's round trip without iperf3's queueing under load;
+2. TCP throughput: ``iperf3 -s -1`` on ``b`` (one test, then exit; wrapped in
+   ``timeout`` so that a lost client cannot leave a server behind), ``iperf3 -c -J`` on
+   ``a``;
+3. RDMA throughput: ``ib_write_bw`` server on ``b``, client on ``a``, when both hosts
+   report an ACTIVE RDMA port. NET-01 then gates on it: iperf3 over IPoIB or one TCP
+   host pair rarely reaches 400 Gb/s, ``ib_write_bw`` is the instrument for the fabric.
+
+Every number becomes a fact with its unit, the tool and the direction; a tool that fails
+becomes an error value with its reason. Collective bandwidth (nccl-tests) runs once over
+the whole fleet, not per pair: see ``run_nccl``.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from validator.cluster import proc
+from validator.cluster.measure import parsers
+from validator.cluster.plan import Pair, Round
+from validator.cluster.transports import Transport
+from validator.facts.document import error, value
+
+
+@dataclass
+class MeasureOptions:
+    seconds: int = 5  # iperf3 -t / ib_write_bw -D
+    streams: int = 4  # iperf3 -P
+    port: int = 5201
+    ping_count: int = 5
+    timeout: float = 60.0  # per tool invocation, on top of its own duration
+    rdma: dict[str, str] = field(default_factory=dict)  # host -> "mlx5_0:1" (ACTIVE port)
+
+
+def _wait_for(p: Any, marker: bytes, deadline: float) -> bytes:
+    """Read a server's stdout until ``marker`` shows up (it is listening) or the deadline."""
+    seen = b""
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    try:
+        while marker not in seen and time.monotonic() < deadline and p.poll() is None:
+            if sel.select(timeout=0.1):
+                chunk = os.read(p.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                seen += chunk
+    finally:
+        sel.close()
+    return seen
+
+
+def _with_server(transport: Transport, server_host: str, server_cmd: str, marker: bytes,
+                 client: Callable[[], proc.Outcome], registry: proc.Registry,
+                 retries: int = 3) -> proc.Outcome:
+    """Start a one-shot server on ``server_host``, run the client, then reap the server."""
+    server = proc.start(transport.argv(server_host, server_cmd), registry)
+    try:
+        early = _wait_for(server, marker, time.monotonic() + 10)
+        if server.poll() is not None and marker not in early:
+            err = (server.stderr.read() if server.stderr else b"").decode("utf-8", "replace")
+            lines = [ln for ln in (early.decode("utf-8", "replace") + err).splitlines() if ln.strip()]
+            return proc.Outcome(server.returncode, "", "server did not start: "
+                                + (lines[-1].strip() if lines else f"exit {server.returncode}"), 0.0)
+        out = client()
+        for _ in range(retries):  # the server may still be binding: retry refused connects
+            if not ("unable to connect" in out.stdout or "Connection refused" in out.stdout
+                    or "Couldn't connect" in out.stdout + out.stderr):
+                break
+            time.sleep(0.5)
+            out = client()
+        return out
+    finally:
+        try:
+            server.wait(timeout=3)
+        except Exception:  # noqa: BLE001 - reaped below either way
+            pass
+        proc.kill(server, grace=1)
+        registry.discard(server)
+
+
+def measure_latency(transport: Transport, a: str, b: str, opts: MeasureOptions,
+                    registry: proc.Registry) -> dict[str, Any]:
+    target = shlex.quote(transport.address(b))
+    cmd = f"ping -n -q -c {opts.ping_count} -i 0.2 -W 2 {target}"
+    out = proc.run(transport.argv(a, cmd), opts.timeout, registry)
+    try:
+        if out.timed_out:
+            raise parsers.MeasureError(f"ping timed out after {opts.timeout:g} s")
+        return value(round(parsers.ping_avg_ms(out.stdout + out.stderr), 4), unit="ms",
+                     source=f"{a}: {cmd}")
+    except parsers.MeasureError as exc:
+        return error(str(exc), source=f"{a}: {cmd}")
+
+
+def measure_iperf3(transport: Transport, a: str, b: str, opts: MeasureOptions,
+                   registry: proc.Registry) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(throughput fact in Gb/s, mean TCP RTT fact in us or None)."""
+    life = opts.seconds + opts.timeout
+    server_cmd = f"exec timeout {life:.0f} iperf3 -s -1 -p {opts.port} --forceflush"
+    target = shlex.quote(transport.address(b))
+    client_cmd = (f"iperf3 -c {target} -p {opts.port} -J -t {opts.seconds} -P {opts.streams} "
+                  f"-O 1 --connect-timeout 5000")
+    out = _with_server(transport, b, server_cmd, b"listening",
+                       lambda: proc.run(transport.argv(a, client_cmd), life, registry), registry)
+    src = f"{a}: {client_cmd}"
+    try:
+        if out.timed_out:
+            raise parsers.MeasureError(f"iperf3 timed out after {life:g} s")
+        if out.rc not in (0, 1) and not out.stdout.strip():
+            raise parsers.MeasureError(out.stderr_line() or f"iperf3 exit status {out.rc}")
+        bps = parsers.iperf3_bits_per_second(out.stdout)
+    except parsers.MeasureError as exc:
+        return error(str(exc), source=src), None
+    rtt = parsers.iperf3_mean_rtt_us(out.stdout)
+    return (value(round(bps / 1e9, 4), unit="Gb/s", source=src),
+            value(rtt, unit="us", source=src) if rtt is not None else None)
+
+
+def measure_ib_write_bw(transport: Transport, a: str, b: str, opts: MeasureOptions,
+                        registry: proc.Registry) -> dict[str, Any]:
+    dev_a, _, port_a = opts.rdma[a].partition(":")
+    dev_b, _, port_b = opts.rdma[b].partition(":")
+    life = opts.seconds + opts.timeout
+    common = f"--report_gbits -F -D {opts.seconds} -p {opts.port + 1000}"
+    server_cmd = f"exec timeout {life:.0f} ib_write_bw -d {dev_b} -i {port_b or 1} {common}"
+    client_cmd = (f"ib_write_bw -d {dev_a} -i {port_a or 1} {common} "
+                  f"{shlex.quote(transport.address(b))}")
+    out = _with_server(transport, b, server_cmd, b"Waiting for client",
+                       lambda: proc.run(transport.argv(a, client_cmd), life, registry), registry)
+    src = f"{a}: {client_cmd}"
+    try:
+        if out.timed_out:
+            raise parsers.MeasureError(f"ib_write_bw timed out after {life:g} s")
+        return value(round(parsers.ib_write_bw_gbits(out.stdout + "\n" + out.stderr), 4),
+                     unit="Gb/s", source=src)
+    except parsers.MeasureError as exc:
+        return error(str(exc), source=src)
+
+
+def measure_pair(transport: Transport, pair: Pair, opts: MeasureOptions, registry: proc.Registry,
+                 tools: Sequence[str]) -> dict[str, Any]:
+    """The fields of one ``cluster.pairs`` item."""
+    a, b = pair
+    fields: dict[str, Any] = {"direction": value(f"{a}->{b}"),
+                              "sender": value(a), "receiver": value(b)}
+    if "ping" in tools:
+        fields["latency"] = measure_latency(transport, a, b, opts, registry)
+        fields["latency_tool"] = value("ping")
+    if "iperf3" in tools:
+        tcp, rtt = measure_iperf3(transport, a, b, opts, registry)
+        fields["tcp_throughput"] = tcp
+        if rtt is not None:
+            fields["tcp_rtt"] = rtt
+    use_rdma = "ib_write_bw" in tools and a in opts.rdma and b in opts.rdma
+    if use_rdma:
+        fields["rdma_throughput"] = measure_ib_write_bw(transport, a, b, opts, registry)
+    primary = "rdma_throughput" if use_rdma else "tcp_throughput"
+    if primary in fields:
+        fields["throughput"] = fields[primary]
+        fields["tool"] = value("ib_write_bw" if use_rdma else "iperf3")
+    return fields
+
+
+def run_rounds(transport: Transport, rounds: Sequence[Round], opts: MeasureOptions,
+               registry: proc.Registry, tools: Sequence[str],
+               on_pair: Callable[[Pair], None] = lambda p: None) -> dict[Pair, dict[str, Any]]:
+    """Each round's pairs at once (no host is in two), the rounds one after another."""
+    results: dict[Pair, dict[str, Any]] = {}
+    for rnd in rounds:
+        if registry.closed:
+            break
+        with ThreadPoolExecutor(max_workers=max(1, len(rnd)), thread_name_prefix="spec-check-pair") as ex:
+            futures = {ex.submit(measure_pair, transport, p, opts, registry, tools): p for p in rnd}
+            for f, p in futures.items():
+                try:
+                    results[p] = f.result()
+                except Exception as exc:  # noqa: BLE001 - one pair's failure is that pair's error
+                    results[p] = {"direction": value(f"{p[0]}->{p[1]}"),
+                                  "throughput": error(f"internal error: {type(exc).__name__}: {exc}")}
+                on_pair(p)
+    return results
+
+
+def nccl_command(hosts: Sequence[str], gpus_per_host: int, transport: str,
+                 size: str = "16G") -> str:
+    """One all_reduce over the fleet at one large size (gate on it, not on the average)."""
+    test = f"all_reduce_perf -b {size} -e {size} -g 1 -n 20 -w 5"
+    if transport == "slurm":
+        return (f"srun --nodes={len(hosts)} --ntasks-per-node={gpus_per_host} "
+                f"--nodelist={','.join(hosts)} {test}")
+    spec = ",".join(f"{h}:{gpus_per_host}" for h in hosts)
+    return f"mpirun --host {spec} -np {len(hosts) * gpus_per_host} {test}"
+
+
+def run_nccl(transport: Transport, hosts: Sequence[str], gpus_per_host: int,
+             registry: proc.Registry, timeout: float = 600) -> dict[str, Any]:
+    """Fields of a ``cluster.collectives`` item: bus bandwidth at the large size."""
+    cmd = nccl_command([transport.address(h) for h in hosts], gpus_per_host, transport.name)
+    argv = ["/bin/sh", "-c", cmd] if transport.name == "slurm" else transport.argv(hosts[0], cmd)
+    out = proc.run(argv, timeout, registry)
+    try:
+        if out.timed_out:
+            raise parsers.MeasureError(f"all_reduce_perf timed out after {timeout:g} s")
+        r = parsers.nccl_busbw(out.stdout)
+    except parsers.MeasureError as exc:
+        return {"busbw": error(str(exc), source=cmd), "tool": value("nccl-tests")}
+    return {"busbw": value(round(r["busbw_gbs"] * 8, 3), unit="Gb/s", source=cmd),
+            "size": value(r["size"], unit="B"), "tool": value("nccl-tests all_reduce_perf"),
+            "hosts": value(len(hosts))}

@@ -1,0 +1,43 @@
+"""What a reader gets: the file, its parsed tree or text, the job model, and a way to
+follow files it names (an Accelerate config naming a DeepSpeed JSON, a launcher passing
+``--deepspeed ds.json``). Followed paths are resolved against the naming file's folder,
+then the current directory, and read only if they exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from validator.jobs.model import JobModel
+from validator.jobs.source import MISSING, Tree
+
+
+@dataclass
+class Ctx:
+    path: Path
+    file: str  # as shown in findings
+    text: str
+    model: JobModel
+    follow: Callable[[Path, str, str | None], None]  # (naming file, reference, kind)
+    tree: Tree | None = None
+
+    def ref(self, reference: Any, kind: str | None = None) -> None:
+        if isinstance(reference, str) and reference.strip() and "$" not in reference:
+            self.follow(self.path, reference.strip(), kind)
+
+    # shorthands over the tree, for structured formats
+    def get(self, *path: Any) -> Any:
+        assert self.tree is not None
+        v = self.tree.get(*path)
+        return None if v is MISSING else v
+
+    def line(self, *path: Any) -> int | None:
+        assert self.tree is not None
+        return self.tree.line(*path)
+
+    def set(self, fact: str, value: Any, path: tuple[Any, ...], source: str) -> None:
+        """Set ``fact`` from the key at ``path`` (value already converted)."""
+        self.model.set(fact, value, self.file, self.line(*path), source)

@@ -1,0 +1,168 @@
+"""Helpers every reader shares: precision names, environment variables, numbers.
+
+Frameworks spell the same thing many ways (``bf16-mixed``, ``bfloat16``, ``--bf16``,
+``mixed_precision: bf16``); these helpers fold them into the job model's vocabulary so
+that rules see one word per concept.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from validator.jobs.model import JobModel
+
+HALF = ("bf16", "fp16", "fp8")
+
+# NCCL / torch variables the spec discourages in production, with the reason.
+DISCOURAGED_ENV = {
+    "NCCL_TREE_THRESHOLD": "removed in NCCL 2.5; has no effect",
+    "NCCL_ASYNC_ERROR_HANDLING": "legacy name; use TORCH_NCCL_ASYNC_ERROR_HANDLING",
+    "NCCL_BLOCKING_WAIT": "legacy name; use TORCH_NCCL_BLOCKING_WAIT",
+    "NCCL_DEBUG_SUBSYS": "debugging only",
+    "NCCL_PROTO": "debugging only: pins the protocol for every message size",
+    "CUDA_LAUNCH_BLOCKING": "debugging only: serializes every kernel launch",
+    "TORCH_NCCL_DESYNC_DEBUG": "debugging only",
+}
+
+
+def as_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        s = v.strip().replace("_", "")
+        if re.fullmatch(r"[-+]?\d+", s):
+            return int(s)
+        if re.fullmatch(r"[-+]?\d+(\.0*)?([eE]\+?\d+)?", s):
+            f = float(s)
+            return int(f) if f.is_integer() else None
+    return None
+
+
+def as_float(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip().replace("_", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def as_bool(v: Any) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("true", "yes", "1", "on"):
+            return True
+        if s in ("false", "no", "0", "off", "none", ""):
+            return False
+    return None
+
+
+def precision(model: JobModel, mode: str, file: str | None, line: int | None, source: str) -> None:
+    """Record the compute precision (bf16 | fp16 | fp8 | fp32)."""
+    model.set("job.precision.mode", mode, file, line, source)
+    if mode in HALF:
+        model.add("job.precision.modes", mode, file, line, source)
+
+
+def precision_default(model: JobModel, mode: str, file: str, source: str) -> None:
+    model.default("job.precision.mode", mode, file, source)
+
+
+def dtype_word(v: Any) -> str | None:
+    """``bfloat16``/``bf16``/``float16``/``fp32``/``float32`` -> bf16/fp16/fp32."""
+    if not isinstance(v, str):
+        return None
+    s = v.strip().lower().replace("-", "").replace("_", "")
+    if s in ("bf16", "bfloat16", "mixedbfloat16", "bf16mixed", "bf16true"):
+        return "bf16"
+    if s in ("fp16", "float16", "half", "16", "mixedfloat16", "16mixed", "16true"):
+        return "fp16"
+    if s in ("fp32", "float32", "float", "32", "32true", "no", "highest"):
+        return "fp32"
+    if s.startswith("fp8") or s in ("transformerengine", "float8"):
+        return "fp8"
+    return None
+
+
+def env(model: JobModel, name: str, value: Any, file: str, line: int | None) -> None:
+    """An environment variable the job sets (export, PyTorchJob env, env file)."""
+    value = "" if value is None else str(value)
+    if not (name.startswith(("NCCL_", "TORCH_", "CUDA_LAUNCH")) or name == "TORCH_DISTRIBUTED_DEBUG"):
+        return
+    src = f"env: {name}"
+    model.add("job.comm.env", f"{name}={value}", file, line, src)
+    model.torch = model.torch or name.startswith(("NCCL_", "TORCH_NCCL"))
+    if name == "NCCL_ALGO":
+        model.set("job.comm.nccl_algo", value, file, line, src)
+        model.set("job.comm.nccl_algo_pinned", True, file, line, src)
+    if name in DISCOURAGED_ENV:
+        model.add("job.comm.nccl_discouraged", f"{name} ({DISCOURAGED_ENV[name]})", file, line, src)
+    if name == "NCCL_DEBUG" and value.upper() in ("INFO", "TRACE"):
+        model.add("job.comm.nccl_discouraged", f"NCCL_DEBUG={value} (debugging only; use WARN)",
+                  file, line, src)
+    if name == "TORCH_DISTRIBUTED_DEBUG" and value.upper() == "DETAIL":
+        model.add("job.comm.nccl_discouraged", "TORCH_DISTRIBUTED_DEBUG=DETAIL (debugging only)",
+                  file, line, src)
+    if name == "TORCH_NCCL_ENABLE_TIMING" and as_bool(value):
+        model.add("job.metrics.families", "collective_latency", file, line, src)
+    if name == "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC":
+        pass  # watchdog heartbeat: a hang detector, not the collective timeout
+
+
+def metric(model: JobModel, family: str, file: str, line: int | None, source: str) -> None:
+    model.add("job.metrics.families", family, file, line, source)
+
+
+def sink(model: JobModel, name: str, file: str, line: int | None, source: str) -> None:
+    model.add("job.logging.sinks", name, file, line, source)
+
+
+_DUR = re.compile(r"^\s*(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?\s*$")
+
+
+def slurm_time(text: str) -> float | None:
+    """Seconds from a Slurm time: minutes, mm:ss, hh:mm:ss, d-hh, d-hh:mm, d-hh:mm:ss."""
+    m = _DUR.match(text)
+    if not m:
+        return None
+    d, a, b, c = m.groups()
+    if d is not None:
+        h, mi, s = int(a), int(b or 0), int(c or 0)
+        return ((int(d) * 24 + h) * 60 + mi) * 60 + s
+    if b is None:
+        return int(a) * 60.0
+    if c is None:
+        return int(a) * 60.0 + int(b)
+    return int(a) * 3600.0 + int(b) * 60 + int(c)
+
+
+def lightning_time(v: Any) -> float | None:
+    """Lightning ``max_time``: "DD:HH:MM:SS" or a dict of timedelta fields."""
+    if isinstance(v, dict):
+        mult = {"days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}
+        total = 0.0
+        for k, n in v.items():
+            f = as_float(n)
+            if k not in mult or f is None:
+                return None
+            total += f * mult[k]
+        return total
+    if isinstance(v, str):
+        parts = v.strip().split(":")
+        if len(parts) == 4 and all(p.isdigit() for p in parts):
+            d, h, m, s = map(int, parts)
+            return ((d * 24 + h) * 60 + m) * 60 + s
+    return None

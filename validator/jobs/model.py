@@ -1,0 +1,276 @@
+"""The normalized job model: one set of ``job.*`` facts, whichever files a job has.
+
+Each reader puts what its file says into a ``JobModel``; the model keeps, per fact, the
+value, the file and line it came from, and a ``source`` naming the framework key
+("deepspeed: train_micro_batch_size_per_gpu"). Three rules make a job of many files
+deterministic:
+
+* an explicit value beats a framework default, whichever file is read first;
+* between explicit values the first one read wins, and a disagreement is kept as a
+  conflict (reported through ``job.config.conflicts``), never silently dropped;
+* a value the config cannot know (GPU count, step time) may come from ``--set``; it is
+  recorded with source ``--set NAME`` and no file.
+
+Every fact of ``spec/facts/job.yaml`` is always present in the document: a value that
+no file sets and no framework default covers is ``null`` (rules use ``exists`` in
+``when`` to skip on it), so "unset" and "not gathered" never look alike. Derived facts
+(data-parallel size, the time a step interval means, missing metric families) are
+computed in ``finish()``; their arithmetic is spelled out in the value or the source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from validator.facts import document as fdoc
+
+METRIC_FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
+TORCH_PG_TIMEOUT_S = 600  # torch.distributed default for NCCL process groups (PR #110947)
+
+# Every fact the job model publishes (documented in spec/facts/job.yaml), with its unit.
+FACTS: dict[str, str | None] = {
+    "job.formats": None,
+    "job.files": None,
+    "job.precision.mode": None,
+    "job.precision.modes": None,
+    "job.precision.loss_scaling": None,
+    "job.precision.problems": None,
+    "job.config.ignored_keys": None,
+    "job.config.conflicts": None,
+    "job.batch.micro": None,
+    "job.batch.accumulation": None,
+    "job.batch.global": None,
+    "job.batch.rule": None,
+    "job.parallel.dp": None,
+    "job.parallel.tp": None,
+    "job.parallel.pp": None,
+    "job.parallel.cp": None,
+    "job.parallel.ep": None,
+    "job.parallel.model_size": None,
+    "job.world_size": None,
+    "job.gpu_count": None,
+    "job.resources.nodes": None,
+    "job.resources.gpus_per_node": None,
+    "job.resources.time_limit": "s",
+    "job.duration": "s",
+    "job.step_time": "s",
+    "job.train_steps": None,
+    "job.checkpoint.enabled": None,
+    "job.checkpoint.interval_steps": None,
+    "job.checkpoint.interval_time": "s",
+    "job.checkpoint.resume": None,
+    "job.logging.interval_steps": None,
+    "job.logging.interval_time": "s",
+    "job.logging.sinks": None,
+    "job.metrics.families": None,
+    "job.metrics.missing": None,
+    "job.metrics.energy": None,
+    "job.recovery.auto_restart": None,
+    "job.recovery.max_restarts": None,
+    "job.recovery.requeue": None,
+    "job.recovery.detection_timeout": "s",
+    "job.recovery.signal_lead": "s",
+    "job.comm.nccl_algo": None,
+    "job.comm.nccl_algo_pinned": None,
+    "job.comm.nccl_discouraged": None,
+    "job.comm.grad_dtype": None,
+    "job.comm.env": None,
+}
+
+
+@dataclass
+class Entry:
+    value: Any
+    file: str | None
+    line: int | None
+    source: str
+    default: bool = False
+
+
+class JobModel:
+    """Facts of one job as readers report them; ``document()`` turns them into facts."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.entries: dict[str, Entry] = {}
+        self.conflicts: list[str] = []
+        self.lists: dict[str, list[tuple[Any, str | None, int | None, str]]] = {}
+        self.formats: list[str] = []
+        self.files: list[str] = []
+        self.errors: list[dict[str, Any]] = []
+        self.torch = False  # a PyTorch job: the torch.distributed defaults apply
+
+    # -- what readers call --------------------------------------------------------------
+    def set(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
+        """An explicit value; ``None`` and the string "auto" mean "not set here"."""
+        if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+            return
+        assert name in FACTS, name
+        old = self.entries.get(name)
+        if old is None or old.default:
+            self.entries[name] = Entry(value, file, line, source)
+        elif old.value != value:
+            where = f"{file}:{line}" if line else str(file)
+            self.conflicts.append(f"{name}: {old.source} = {old.value!r} at "
+                                  f"{old.file}:{old.line}, but {source} = {value!r} at {where}")
+
+    def default(self, name: str, value: Any, file: str | None, source: str) -> None:
+        """A framework default, used only where no file sets the value."""
+        assert name in FACTS, name
+        if name not in self.entries and value is not None:
+            self.entries[name] = Entry(value, file, None, f"default: {source}", default=True)
+
+    def add(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
+        """One member of a list fact (metric families, sinks, problems)."""
+        bucket = self.lists.setdefault(name, [])
+        if all(v != value for v, *_ in bucket):
+            bucket.append((value, file, line, source))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        e = self.entries.get(name)
+        return e.value if e is not None else default
+
+    def has(self, name: str) -> bool:
+        return name in self.entries
+
+    def explicit(self, name: str) -> bool:
+        e = self.entries.get(name)
+        return e is not None and not e.default
+
+    def error(self, file: str, line: int | None, message: str) -> None:
+        self.errors.append({"file": file, "line": line, "message": message})
+
+    # -- derived facts ------------------------------------------------------------------
+    def finish(self, *, gpu_count: int | None = None, step_time_s: float | None = None) -> None:
+        self._from_set(gpu_count, step_time_s)
+        self._parallel()
+        self._precision()
+        self._checkpoint()
+        self._logging()
+        self._recovery()
+
+    def _from_set(self, gpu_count: int | None, step_time_s: float | None) -> None:
+        if not self.has("job.world_size"):
+            nodes, per = self.get("job.resources.nodes"), self.get("job.resources.gpus_per_node")
+            if isinstance(nodes, int) and isinstance(per, int):
+                e = self.entries["job.resources.nodes"]
+                self.set("job.world_size", nodes * per, e.file, e.line,
+                         f"nodes x GPUs per node = {nodes} x {per}")
+        if gpu_count is not None and not self.has("job.world_size"):
+            self.set("job.world_size", int(gpu_count), None, None, "--set gpu_count")
+        ws = self.entries.get("job.world_size")
+        if ws is not None and not self.has("job.gpu_count"):
+            self.entries["job.gpu_count"] = Entry(ws.value, ws.file, ws.line, ws.source)
+        if step_time_s is not None and not self.has("job.step_time"):
+            self.set("job.step_time", float(step_time_s), None, None, "--set step_time")
+
+    def _parallel(self) -> None:
+        degrees = [self.get(f"job.parallel.{k}") for k in ("tp", "pp", "cp")]
+        known = [d for d in degrees if isinstance(d, int) and d > 0]
+        if known:
+            size = math.prod(known)
+            e = next(self.entries[f"job.parallel.{k}"] for k in ("tp", "pp", "cp")
+                     if self.has(f"job.parallel.{k}"))
+            self.entries["job.parallel.model_size"] = Entry(size, e.file, e.line,
+                                                            "tensor x pipeline x context parallel")
+        ws = self.get("job.world_size")
+        if not self.has("job.parallel.dp") and isinstance(ws, int) and ws > 0:
+            size = self.get("job.parallel.model_size", 1)
+            if ws % size == 0:
+                e = self.entries["job.world_size"]
+                self.set("job.parallel.dp", ws // size, e.file, e.line,
+                         f"world size / (tp x pp x cp) = {ws} / {size}")
+
+    def _precision(self) -> None:
+        modes = [v for v, *_ in self.lists.get("job.precision.modes", [])]
+        if len(modes) > 1:
+            self.add("job.precision.problems", "more than one half-precision mode enabled: "
+                     + ", ".join(modes), None, None, "derived")
+        if self.get("job.precision.mode") == "fp16" and self.get("job.precision.loss_scaling") in (
+                "none", "static"):
+            self.add("job.precision.problems",
+                     f"fp16 with {self.get('job.precision.loss_scaling')} loss scaling "
+                     "(use dynamic loss scaling)", None, None, "derived")
+
+    def _checkpoint(self) -> None:
+        steps, st = self.get("job.checkpoint.interval_steps"), self.get("job.step_time")
+        if (isinstance(steps, (int, float)) and isinstance(st, (int, float))
+                and not self.has("job.checkpoint.interval_time")):
+            e = self.entries["job.checkpoint.interval_steps"]
+            self.entries["job.checkpoint.interval_time"] = Entry(
+                steps * st, e.file, e.line, f"{e.source} x step time = {steps} x {st:g} s")
+        if not self.has("job.duration"):
+            tl = self.entries.get("job.resources.time_limit")
+            n, st = self.get("job.train_steps"), self.get("job.step_time")
+            if tl is not None:
+                self.entries["job.duration"] = Entry(tl.value, tl.file, tl.line, tl.source)
+            elif isinstance(n, (int, float)) and n > 0 and isinstance(st, (int, float)):
+                e = self.entries["job.train_steps"]
+                self.entries["job.duration"] = Entry(n * st, e.file, e.line,
+                                                     f"train steps x step time = {n} x {st:g} s")
+            else:
+                self.entries["job.duration"] = Entry(
+                    "unlimited", None, None, "no time limit or step count x step time: "
+                    "counted as unbounded (pass --set step_time=... or give the sbatch script)")
+
+    def _logging(self) -> None:
+        steps, st = self.get("job.logging.interval_steps"), self.get("job.step_time")
+        if (isinstance(steps, (int, float)) and isinstance(st, (int, float))
+                and not self.has("job.logging.interval_time")):
+            e = self.entries["job.logging.interval_steps"]
+            self.entries["job.logging.interval_time"] = Entry(
+                steps * st, e.file, e.line, f"{e.source} x step time = {steps} x {st:g} s")
+        if self.formats:
+            have = {v for v, *_ in self.lists.get("job.metrics.families", [])}
+            missing = [f for f in METRIC_FAMILIES if f not in have]
+            self.entries["job.metrics.missing"] = Entry(
+                missing, self.files[0] if self.files else None, None,
+                "spec metric families not emitted by any configured knob")
+            if not self.has("job.metrics.energy"):
+                self.default("job.metrics.energy", False, self.files[0] if self.files else None,
+                             "no energy logging configured")
+
+    def _recovery(self) -> None:
+        if self.torch:
+            self.default("job.recovery.detection_timeout", TORCH_PG_TIMEOUT_S,
+                         self.files[0] if self.files else None,
+                         "torch.distributed NCCL process-group timeout (10 min)")
+        mr = self.get("job.recovery.max_restarts")
+        rq = self.get("job.recovery.requeue")
+        if not self.has("job.recovery.auto_restart") and (mr is not None or rq is not None):
+            e = self.entries.get("job.recovery.max_restarts") or self.entries["job.recovery.requeue"]
+            restart = bool((isinstance(mr, int) and mr > 0) or rq is True)
+            src = f"max restarts = {mr}, requeue = {rq}"
+            self.entries["job.recovery.auto_restart"] = Entry(restart, e.file, e.line, src, e.default)
+
+    # -- output -------------------------------------------------------------------------
+    def facts(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for name, unit in FACTS.items():
+            if name in self.lists and name not in self.entries:
+                bucket = self.lists[name]
+                _, file, line, source = bucket[0]
+                vals = [v for v, *_ in bucket]
+                loc = {"file": file, "line": line} if file else None
+                out[name] = fdoc.value(vals, source="; ".join(sorted({b[3] for b in bucket})),
+                                       location=loc)
+                continue
+            e = self.entries.get(name)
+            if e is None:
+                out[name] = fdoc.value(None, unit=unit, source="not set")
+                out[name]["value"] = self._empty(name)
+                continue
+            loc = {"file": e.file, "line": e.line} if e.file else None
+            out[name] = fdoc.value(e.value, unit=unit, source=e.source, location=loc)
+        out["job.formats"] = fdoc.value(sorted(set(self.formats)), source="detected")
+        out["job.files"] = fdoc.value(list(self.files), source="read")
+        out["job.config.conflicts"] = fdoc.value(list(self.conflicts), source="files of the job")
+        return out
+
+    @staticmethod
+    def _empty(name: str) -> Any:
+        return [] if name in ("job.precision.problems", "job.config.ignored_keys",
+                              "job.logging.sinks", "job.metrics.families", "job.comm.nccl_discouraged",
+                              "job.precision.modes") else None
