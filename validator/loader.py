@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from validator import __version__
-from validator.errors import RuleFileError, SpecCheckError, UnknownRuleError
+from validator.errors import RuleFileError, SpecCheckError, UnitError, UnknownRuleError
 from validator.operators import AGGREGATE_OPS, OPERATORS
 from validator.resources import rules_dir
 from validator.spec import FactInfo, Spec, _pydantic_error
@@ -53,7 +53,10 @@ def _check_value_form(value: Any) -> Any:
         for v in value:
             _check_value_form(v)
     elif isinstance(value, str) and value[:1].isdigit():
-        parse_quantity(value)  # "400 Gb/s": a bad unit is a load error, not a run-time one
+        try:
+            parse_quantity(value)  # "400 Gb/s": a bad unit is a load error, not a run-time one
+        except UnitError as exc:
+            raise ValueError(exc.problem) from None
     return value
 
 

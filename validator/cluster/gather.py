@@ -71,7 +71,10 @@ def probe_host(transport: Transport, host: str, remote_command: str, timeout: fl
                registry: proc.Registry | None = None) -> HostResult:
     """Run ``<remote-command> probe --format json`` on ``host`` and read its facts."""
     out = proc.run(transport.argv(host, probe_command(remote_command)), timeout, registry)
-    return parse_probe(host, out, timeout, transport.name)
+    result = parse_probe(host, out, timeout, transport.name)
+    if result.error and registry is not None and registry.closed:
+        return HostResult(host, None, "interrupted (Ctrl-C) before this host finished", out.seconds)
+    return result
 
 
 @dataclass

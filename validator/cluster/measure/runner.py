@@ -4,7 +4,8 @@ For a pair ``a->b`` (``a`` sends, ``b`` receives), in this order so that the lat
 taken on an idle link:
 
 1. latency: ``ping -c N -q`` from ``a`` to ``b``: ICMP echo needs no server, is on every
-   host image, and gives the fabric's round trip without iperf3's queueing under load;
+   host image, and gives the path's round trip without iperf3's queueing under load;
+   NET-04 bounds one-way latency, so the fact is the average round trip / 2 (in us);
 2. TCP throughput: ``iperf3 -s -1`` on ``b`` (one test, then exit; wrapped in
    ``timeout`` so that a lost client cannot leave a server behind), ``iperf3 -c -J`` on
    ``a``;
@@ -99,8 +100,9 @@ def measure_latency(transport: Transport, a: str, b: str, opts: MeasureOptions,
     try:
         if out.timed_out:
             raise parsers.MeasureError(f"ping timed out after {opts.timeout:g} s")
-        return value(round(parsers.ping_avg_ms(out.stdout + out.stderr), 4), unit="ms",
-                     source=f"{a}: {cmd}")
+        rtt_ms = parsers.ping_avg_ms(out.stdout + out.stderr)
+        # NET-04 bounds one-way latency: half the average round trip, in microseconds
+        return value(round(rtt_ms * 1000 / 2, 2), unit="us", source=f"{a}: {cmd} (avg rtt / 2)")
     except parsers.MeasureError as exc:
         return error(str(exc), source=f"{a}: {cmd}")
 
@@ -176,9 +178,14 @@ def measure_pair(transport: Transport, pair: Pair, opts: MeasureOptions, registr
 
 def run_rounds(transport: Transport, rounds: Sequence[Round], opts: MeasureOptions,
                registry: proc.Registry, tools: Sequence[str],
-               on_pair: Callable[[Pair], None] = lambda p: None) -> dict[Pair, dict[str, Any]]:
-    """Each round's pairs at once (no host is in two), the rounds one after another."""
-    results: dict[Pair, dict[str, Any]] = {}
+               on_pair: Callable[[Pair], None] = lambda p: None,
+               results: dict[Pair, dict[str, Any]] | None = None) -> dict[Pair, dict[str, Any]]:
+    """Each round's pairs at once (no host is in two), the rounds one after another.
+
+    ``results`` is filled as pairs finish, so that a caller interrupted by Ctrl-C still
+    holds every pair measured so far.
+    """
+    results = {} if results is None else results
     for rnd in rounds:
         if registry.closed:
             break

@@ -7,17 +7,34 @@ node without AMD accelerators: its import is slow and noisy.
 
 from __future__ import annotations
 
-from validator.facts.document import Fact
+from validator.facts.document import Fact, error, value
 from validator.facts.node import amd, nvidia
 from validator.facts.node.base import Context
 from validator.facts.node.pci import pci_vendor_counts
 
 NAME = "gpu"
-FACTS = nvidia.FACTS
+FACTS = (*nvidia.FACTS, "gpu.memory_total")
 
 
 def collect(ctx: Context) -> dict[str, Fact]:
     counts = pci_vendor_counts(ctx) or {}
     if counts.get("amd") and not counts.get("nvidia"):
-        return amd.collect(ctx)
-    return nvidia.collect(ctx)
+        out = amd.collect(ctx)
+    else:
+        out = nvidia.collect(ctx)
+    out["gpu.memory_total"] = memory_total(out["gpu.devices"])
+    return out
+
+
+def memory_total(devices: Fact) -> Fact:
+    """The sum of every GPU's memory; unknown if any GPU's is (MEM-03 compares host RAM)."""
+    if "items" not in devices:
+        return error(devices.get("error", "GPUs unknown"), source=devices.get("source"))
+    total = 0
+    for gpu in devices["items"]:
+        mem = gpu["fields"].get("memory_total", {})
+        if "value" not in mem:
+            return error(f"{gpu['id']} memory unknown: {mem.get('error', 'not gathered')}",
+                         source=mem.get("source"))
+        total += mem["value"]
+    return value(total, unit="B", source="sum of gpu.devices memory_total")

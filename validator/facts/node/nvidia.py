@@ -173,6 +173,7 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
     f.update(_remaps(nv, h))
     f["retired_pages_pending"] = _get(nv, lambda v: v == nv.NVML_FEATURE_ENABLED,
                                       "nvmlDeviceGetRetiredPagesPendingStatus", h)
+    f["memory_repair"] = _memory_repair(nv, h, f)
     f["persistence_mode"] = _get(nv, lambda v: v == nv.NVML_FEATURE_ENABLED,
                                  "nvmlDeviceGetPersistenceMode", h)
     f["pstate"] = _get(nv, int, "nvmlDeviceGetPerformanceState", h)
@@ -232,6 +233,26 @@ def _remaps(nv: Any, h: Any) -> dict[str, Fact]:
             "remapped_rows_failure": value(bool(failure), source=src)}
 
 
+def _memory_repair(nv: Any, h: Any, f: dict[str, Fact]) -> Fact:
+    """row_remapping on Ampere and later, page_retirement before: which calls apply."""
+    src = "nvml:nvmlDeviceGetArchitecture"
+    try:
+        arch = int(nv.nvmlDeviceGetArchitecture(h))
+    except nv.NVMLError as exc:
+        arch, why = None, reason(exc)
+    else:
+        why = "architecture unknown to NVML"
+    if arch is not None and arch != nv.NVML_DEVICE_ARCH_UNKNOWN:
+        kind = "row_remapping" if arch >= nv.NVML_DEVICE_ARCH_AMPERE else "page_retirement"
+        return value(kind, source=src)
+    # no architecture: judge by which of the two calls the GPU answers
+    if "value" in f["remapped_rows_pending"]:
+        return value("row_remapping", source="nvml:nvmlDeviceGetRemappedRows")
+    if "value" in f["retired_pages_pending"]:
+        return value("page_retirement", source="nvml:nvmlDeviceGetRetiredPagesPendingStatus")
+    return error(f"{why}; neither remapped rows nor retired pages answered", source=src)
+
+
 def _nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
     src = "nvml:nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_LINK_COUNT)"
     names = ("nvlink_count", "nvlink_inactive", "nvlink_remote_switch")
@@ -284,7 +305,7 @@ NEAREST = ("nearest_fabric_port", "nearest_fabric_distance", "nearest_fabric_rat
 FIELDS = (
     "uuid", "name", "pci_bus_id", "numa_node", "memory_total", "ecc_enabled", "ecc_pending",
     "remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending",
-    "persistence_mode", "pstate", "pcie_gen_current", "pcie_gen_max", "pcie_gen_device_max",
+    "memory_repair", "persistence_mode", "pstate", "pcie_gen_current", "pcie_gen_max", "pcie_gen_device_max",
     "pcie_width_current", "pcie_width_max", "pcie_width_device_max", "nvlink_count",
     "nvlink_inactive", "nvlink_remote_switch", "fabric_state", "fabric_status",
     "throttle_reasons", "power_draw", "power_limit", "energy_total", "utilization",

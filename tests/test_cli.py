@@ -1,0 +1,207 @@
+"""The CLI end to end, as a user runs it: exit codes, outputs, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.helpers import document
+from tests.rules.test_rule_cases import CASES_DIR, _merge
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).parent / "golden"
+BASE = yaml.safe_load((CASES_DIR / "node.yaml").read_text())["base"]
+
+
+def spec_check(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1795000000", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "validator", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=60)
+
+
+def write_facts(path: Path, overrides: dict[str, Any] | None = None, name: str = "n1") -> Path:
+    path.write_text(json.dumps(document(_merge(BASE, overrides or {}), name=name)))
+    return path
+
+
+@pytest.fixture
+def healthy(tmp_path: Path) -> Path:
+    return write_facts(tmp_path / "healthy.json")
+
+
+@pytest.fixture
+def failing(tmp_path: Path) -> Path:
+    return write_facts(tmp_path / "failing.json", {
+        "rdma.ports": {"items": {"mlx5_0:1": {"rate": "200 Gb/s", "state": "INIT"}}},
+        "memory.memlock_limit": "8 MiB",
+        "telemetry.exporters": [],
+        "gpu.devices": {"items": {"GPU0": {"ecc_enabled": False}, "GPU1": {"remapped_rows_pending": {"error": "NVML NotSupported"}}}},
+    })
+
+
+def assert_one_line_error(r: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("spec-check: error: ")
+    assert "Traceback" not in r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_healthy_node_is_conformant(healthy: Path) -> None:
+    r = spec_check("check", "--facts", str(healthy))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "CONFORMANT to spec v1.0" in r.stdout and "NOT CONFORMANT" not in r.stdout
+
+
+def test_failing_node_exits_1_with_evidence(failing: Path) -> None:
+    r = spec_check("check", "--facts", str(failing))
+    assert r.returncode == 1
+    assert "NOT CONFORMANT" in r.stdout
+    assert "200 Gb/s" in r.stdout and "port rate >= 400 Gb/s (fabric_port_rate)" in r.stdout
+    assert "could not be read: NVML NotSupported" in r.stdout
+
+
+def test_json_result_is_valid_and_matches_golden(failing: Path, tmp_path: Path,
+                                                 request: pytest.FixtureRequest) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    out = tmp_path / "result.json"
+    r = spec_check("check", "--facts", str(failing), "--format", "json", "-o", str(out))
+    assert r.returncode == 1 and r.stdout == ""
+    result = json.loads(out.read_text())
+    jsonschema.validate(result, json.loads((ROOT / "spec" / "result.schema.json").read_text()))
+    assert result["summary"]["conformant"] is False
+    assert result["summary"]["fail"] >= 4
+    assert result["parameters"]["fabric_port_rate"] == {"value": "400 Gb/s", "origin": "default"}
+    port = next(f for f in result["findings"] if f["rule"] == "NET-01.fabric-port-slow")
+    assert port["observed"] == "200 Gb/s" and port["value"] == 200 and port["unit"] == "Gb/s"
+    assert port["status"] == "fail" and port["severity"] == "error" and port["item"] == "mlx5_0:1"
+    result["subjects"][0]["source"] = "failing.json"
+    golden = GOLDEN / "check_failing.json"
+    text = json.dumps(result, indent=2, sort_keys=True) + "\n"
+    if request.config.getoption("--update-golden") or not golden.exists():
+        golden.write_text(text)
+    assert text == golden.read_text(), "golden changed: rerun with --update-golden and review the diff"
+
+
+def test_fail_on_warn(healthy: Path, tmp_path: Path) -> None:
+    warn = write_facts(tmp_path / "w.json", {"telemetry.exporters": []})
+    assert spec_check("check", "--facts", str(warn)).returncode == 0
+    assert spec_check("check", "--facts", str(warn), "--fail-on", "warn").returncode == 1
+
+
+def test_set_and_profile_override_parameters(failing: Path, tmp_path: Path) -> None:
+    r = spec_check("check", "--facts", str(failing), "--select", "NET-01.fabric", "--set",
+                   "fabric_port_rate=200Gb/s", "--format", "json")
+    result = json.loads(r.stdout)
+    assert {f["status"] for f in result["findings"]} == {"pass"}
+    assert result["parameters"]["fabric_port_rate"] == {"value": "200Gb/s", "origin": "--set"}
+    profile = tmp_path / "p.yaml"
+    profile.write_text("name: hdr\nparameters:\n  fabric_port_rate: 200 Gb/s\n")
+    r = spec_check("check", "--facts", str(failing), "--select", "NET-01.fabric", "--profile", str(profile),
+                   "--format", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["profile"] == str(profile)
+
+
+def test_select_and_ignore(failing: Path) -> None:
+    r = spec_check("check", "--facts", str(failing), "--select", "NET", "--ignore", "NET-02,NET-03",
+                   "--format", "json")
+    rules = {f["rule"] for f in json.loads(r.stdout)["findings"]}
+    assert rules == {"NET-01.fabric-port-slow", "NET-01.gpu-nic-slow"}
+
+
+def test_two_nodes_of_one_hostname_stay_apart(tmp_path: Path) -> None:
+    a = write_facts(tmp_path / "a.json", name="dgx")
+    b = write_facts(tmp_path / "b.json", {"memory.shm_size": "64 MB"}, name="dgx")
+    r = spec_check("check", "--facts", str(a), "--facts", str(b), "--format", "json")
+    result = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert sorted(s["name"] for s in result["subjects"]) == [f"dgx ({a})", f"dgx ({b})"]
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    ("{not json", "invalid JSON"),
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": ', "truncated"),
+    ('{"schema": "spec-check/facts/9", "subject": {}, "facts": {}}', 'facts schema "spec-check/facts/9" is not supported'),
+    ('{"hello": 1}', "not a spec-check facts document"),
+    ("", "empty file"),
+    ("[1, 2]", "not a facts document"),
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": 1, "error": "x"}}}',
+     "exactly one of value, error, items"),
+])
+def test_bad_facts_files(tmp_path: Path, content: str, needle: str) -> None:
+    p = tmp_path / "facts.json"
+    p.write_text(content)
+    assert_one_line_error(spec_check("check", "--facts", str(p)), str(p), needle)
+
+
+def test_binary_and_missing_facts_files(tmp_path: Path) -> None:
+    p = tmp_path / "bin.json"
+    p.write_bytes(b"\xff\xfe\x00garbage")
+    assert_one_line_error(spec_check("check", "--facts", str(p)), "not UTF-8")
+    assert_one_line_error(spec_check("check", "--facts", str(tmp_path / "nope.json")), "cannot read")
+    assert_one_line_error(spec_check("check", "--facts", str(tmp_path)), "is a directory")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--set", "fabric_port_rate=fast"], "not a quantity"),
+    (["--set", "fabric_port_rate=3 GB"], "is bytes, expected bitrate"),
+    (["--set", "no_such=1"], 'unknown parameter "no_such"'),
+    (["--set", "novalue"], "--set expects KEY=VALUE"),
+    (["--select", "NTE"], "--select NTE: matches no rule"),
+    (["--spec-version", "9.9"], 'no spec version "9.9"'),
+])
+def test_bad_options(healthy: Path, args: list[str], needle: str) -> None:
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), *args), needle)
+
+
+def test_bad_profile_names_file_and_line(healthy: Path, tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("parameters:\n  fabric_port_rate: 400 Gb/s\n  shm_min: lots\n")
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--profile", str(profile)),
+                          f"{profile}:3:", "not a quantity")
+
+
+def test_output_is_written_atomically(failing: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.txt"
+    out.write_text("previous report\n")
+    r = spec_check("check", "--facts", str(failing), "-o", str(out))
+    assert r.returncode == 1 and "NOT CONFORMANT" in out.read_text()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []
+    bad = spec_check("check", "--facts", str(failing), "-o", str(tmp_path / "missing-dir" / "r.txt"))
+    assert_one_line_error(bad, "cannot write")
+
+
+def test_rules_list_and_explain() -> None:
+    r = spec_check("rules", "list")
+    assert r.returncode == 0
+    assert "NET-01.fabric-port-slow" in r.stdout and "NET-01" in r.stdout
+    r = spec_check("rules", "explain", "NET-01.fabric-port-slow")
+    assert r.returncode == 0 and "Why:" in r.stdout and "Fix:" in r.stdout and "rdma.ports.rate" in r.stdout
+    r = spec_check("rules", "explain", "MEM-02")
+    assert "MEM-02.memlock-limited" in r.stdout and "memlock_min = unlimited" in r.stdout
+    assert_one_line_error(spec_check("rules", "explain", "NET-01.nope"), 'no such rule: "NET-01.nope"')
+
+
+def test_spec_show() -> None:
+    r = spec_check("spec", "show", "--format", "json")
+    data = json.loads(r.stdout)
+    assert [q["id"] for q in data["requirements"]][:3] == ["NET-01", "NET-02", "NET-03"]
+    assert len(data["requirements"]) == 28
+    r = spec_check("spec", "show", "CKPT-02")
+    assert "gpu_mtbf" in r.stdout and "50000 GPU-h" in r.stdout
+
+
+def test_help_and_version() -> None:
+    r = spec_check("--help")
+    assert r.returncode == 0 and "check" in r.stdout and "Exit codes" in r.stdout
+    assert spec_check("--version").stdout.strip().startswith("spec-check, version")
+    assert spec_check("nonsense").returncode == 2

@@ -1,0 +1,137 @@
+"""Rule packs load, extend and fail with file:line messages."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from validator.errors import RuleFileError
+from validator.loader import load_pack
+from validator.resources import rules_dir
+from validator.spec import load_fact_catalogue, load_spec
+
+SPEC = load_spec("1.0")
+CATALOGUE = load_fact_catalogue()
+GOOD_RULE = """\
+rules:
+  - id: MEM-02.shm-tiny
+    requirement: MEM-02
+    scope: node
+    summary: s
+    why: w
+    remediation: r
+    fact: memory.shm_size
+    check: {op: gte, value: "1 GiB"}
+"""
+
+
+def _pack(tmp_path: Path, rules_text: str, *, pack: str = 'id: t\nspec_version: "1.0"\n') -> Path:
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "pack.yaml").write_text(pack)
+    (d / "r.yaml").write_text(rules_text)
+    return d
+
+
+def test_bundled_pack_loads_with_a_stable_digest() -> None:
+    a = load_pack(SPEC, CATALOGUE)
+    b = load_pack(SPEC, CATALOGUE)
+    assert a.id == "v1.0" and a.digest == b.digest and a.digest.startswith("sha256:")
+    assert len(a.rules) >= 30
+
+
+def test_custom_pack(tmp_path: Path) -> None:
+    pack = load_pack(SPEC, CATALOGUE, pack_path=_pack(tmp_path, GOOD_RULE))
+    assert [r.id for r in pack.rules] == ["MEM-02.shm-tiny"]
+
+
+@pytest.mark.parametrize(("old", "new", "message", "line"), [
+    ("op: gte", "op: greater", 'unknown operator "greater"', 9),
+    ('"1 GiB"', '"1 Gibibyte"', 'unknown unit "Gibibyte"', 9),
+    ("    why: w\n", "    why: w\n    colour: red\n", 'unknown key "colour"', 7),
+    ("MEM-02.shm-tiny", "MEM02-shm", "String should match pattern", 2),
+    ("requirement: MEM-02", "requirement: MEM-99", 'unknown requirement "MEM-99"', 2),
+    ("fact: memory.shm_size", "fact: memory.shm", 'unknown fact "memory.shm"', 2),
+    ('value: "1 GiB"', "value: {param: shm_maximum}", 'unknown parameter "shm_maximum"', 2),
+    ('value: "1 GiB"', "value: {param: shm_min, field: x}", "a value reference is one of", 9),
+    ("scope: node", "scope: rack", "Input should be 'node', 'job' or 'cluster'", 4),
+])
+def test_bad_rule_files_name_file_and_line(tmp_path: Path, old: str, new: str, message: str, line: int) -> None:
+    assert old in GOOD_RULE
+    d = _pack(tmp_path, GOOD_RULE.replace(old, new))
+    with pytest.raises(RuleFileError) as exc:
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert message in str(exc.value)
+    assert exc.value.file == str(d / "r.yaml")
+    assert exc.value.line == line
+
+
+def test_python_tags_never_run(tmp_path: Path) -> None:
+    d = _pack(tmp_path, "rules: !!python/object/apply:os.system ['touch /tmp/pwned-spec-check']\n")
+    with pytest.raises(RuleFileError, match="unsupported tag"):
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert not Path("/tmp/pwned-spec-check").exists()
+
+
+def test_yaml_syntax_error_has_line(tmp_path: Path) -> None:
+    d = _pack(tmp_path, "rules:\n  - id: [unclosed\n")
+    with pytest.raises(RuleFileError) as exc:
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert "invalid YAML" in str(exc.value) and exc.value.line is not None
+
+
+def test_newer_engine_required_is_checked_first(tmp_path: Path) -> None:
+    d = _pack(tmp_path, "rules: [{id: broken}]\n",
+              pack='id: t\nspec_version: "1.0"\nmin_engine_version: "99.0"\n')
+    with pytest.raises(RuleFileError, match=r"needs spec-check >= 99.0") as exc:
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert exc.value.line == 3
+
+
+def test_a_later_version_extends_and_overrides(tmp_path: Path) -> None:
+    """A v1.1 pack inherits v1.0's rules, changes one, disables one and adds one."""
+    shutil.copytree(rules_dir() / "v1.0", tmp_path / "v1.0")
+    (tmp_path / "v1.1").mkdir()
+    (tmp_path / "v1.1" / "pack.yaml").write_text('id: v1.1\nspec_version: "1.1"\nextends: v1.0\n')
+    (tmp_path / "v1.1" / "changes.yaml").write_text(
+        "overrides:\n"
+        "  - id: TOPO-01.gpu-nic-far\n    level: MUST\n"
+        "  - id: MON-03.no-telemetry-exporter\n    enabled: false\n"
+        "  - id: NET-01.fabric-port-slow\n    check: {op: gte, value: \"800 Gb/s\"}\n"
+        + GOOD_RULE.replace("rules:\n", "rules:\n", 1).split("\n", 1)[0] + "\n"
+        + GOOD_RULE.split("\n", 1)[1]
+    )
+    (tmp_path / "v1.0" / "pack.yaml").write_text('id: v1.0\nspec_version: "1.1"\n')
+    spec11 = SPEC.model_copy(update={"spec_version": "1.1"})
+    base = load_pack(SPEC, CATALOGUE)
+    later = load_pack(spec11, CATALOGUE, pack_path=tmp_path / "v1.1")
+    ids = {r.id for r in later.rules}
+    assert "MON-03.no-telemetry-exporter" not in ids
+    assert "MEM-02.shm-tiny" in ids
+    assert len(later.rules) == len(base.rules)  # one disabled, one added
+    assert later.get("TOPO-01.gpu-nic-far").level == "MUST"
+    assert later.get("NET-01.fabric-port-slow").check.value == "800 Gb/s"
+    assert later.digest != base.digest
+
+
+def test_override_of_unknown_rule(tmp_path: Path) -> None:
+    d = _pack(tmp_path, GOOD_RULE + "overrides:\n  - id: NET-01.nope\n    level: MUST\n")
+    with pytest.raises(RuleFileError, match='override of unknown rule "NET-01.nope"') as exc:
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert exc.value.line == 11
+
+
+def test_duplicate_rule_id(tmp_path: Path) -> None:
+    d = _pack(tmp_path, GOOD_RULE + GOOD_RULE.split("\n", 1)[1])
+    with pytest.raises(RuleFileError, match="duplicate rule id"):
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+
+
+def test_rulefile_schema_is_generated_from_the_models() -> None:
+    from validator.resources import spec_dir
+    from validator.schemas import rulefile_schema_text
+
+    assert (spec_dir() / "rulefile.schema.json").read_text() == rulefile_schema_text(), (
+        "run: python -m validator.schemas > spec/rulefile.schema.json")

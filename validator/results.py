@@ -1,0 +1,92 @@
+"""Reading a JSON result back (``report``, ``diff``, ``sign``, ``verify``).
+
+A result file is input like any other: truncated, malformed or another schema's JSON
+ends in one ``SpecCheckError`` naming the file and the problem (exit 2), never a
+traceback. The check is by hand rather than with jsonschema, which is a test-only
+dependency; it covers what ``report_from_dict`` needs, so a file that passes here
+always rebuilds into a Report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from validator.errors import SpecCheckError
+from validator.model import RESULT_SCHEMA, Report, Status, report_from_dict
+
+MAX_RESULT_BYTES = 256 * 1024 * 1024
+_TOP = {"command": str, "spec_version": str, "tool_version": str, "rule_pack": dict,
+        "generated_at": str, "findings": list}
+_FINDING = ("rule", "requirement", "status", "subject")
+_STATUSES = {s.value for s in Status}
+
+
+def read_json(path: Path) -> Any:
+    """Parse one JSON file; every failure is one error naming the file (and line)."""
+    where = str(path)
+    try:
+        if path.stat().st_size > MAX_RESULT_BYTES:
+            raise SpecCheckError(f"larger than {MAX_RESULT_BYTES // 2**20} MiB", file=where)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecCheckError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=where) from None
+    except IsADirectoryError:
+        raise SpecCheckError("is a directory, expected a JSON result", file=where) from None
+    except OSError as exc:
+        raise SpecCheckError(f"cannot read: {exc.strerror or exc}", file=where) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecCheckError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where,
+                             line=exc.lineno) from None
+    except RecursionError:
+        raise SpecCheckError("invalid JSON: nested too deeply", file=where) from None
+
+
+def check_result(data: Any, where: str) -> dict[str, Any]:
+    """The document if it is a spec-check result; else one error saying what is wrong."""
+    if not isinstance(data, dict):
+        raise SpecCheckError(f"not a spec-check result (a JSON {type(data).__name__}, "
+                             "expected an object)", file=where)
+    schema = data.get("schema")
+    if schema != RESULT_SCHEMA:
+        hint = f'schema "{schema}"' if schema else "no \"schema\" key"
+        raise SpecCheckError(f"not a spec-check result ({hint}; expected \"{RESULT_SCHEMA}\")",
+                             file=where)
+    for key, kind in _TOP.items():
+        if not isinstance(data.get(key), kind):
+            raise SpecCheckError(f'"{key}" missing or not a JSON {kind.__name__} (truncated?)',
+                                 file=where)
+    for name in ("subjects", "rules", "requirements"):
+        if not isinstance(data.get(name, []), list):
+            raise SpecCheckError(f'"{name}" is not a list', file=where)
+    for i, f in enumerate(data["findings"]):
+        if not isinstance(f, dict):
+            raise SpecCheckError(f"findings[{i}]: not an object", file=where)
+        for key in _FINDING:
+            if not isinstance(f.get(key), str):
+                raise SpecCheckError(f'findings[{i}]: "{key}" missing or not a string', file=where)
+        if f["status"] not in _STATUSES:
+            raise SpecCheckError(f'findings[{i}]: unknown status "{f["status"]}"', file=where)
+        loc = f.get("location")
+        if loc is not None and not (isinstance(loc, dict) and isinstance(loc.get("file"), str)):
+            raise SpecCheckError(f"findings[{i}]: location is not {{file, line}}", file=where)
+        if f.get("waiver") is not None and not isinstance(f["waiver"], dict):
+            raise SpecCheckError(f"findings[{i}]: waiver is not an object", file=where)
+    return data
+
+
+def to_report(data: dict[str, Any], where: str) -> Report:
+    try:
+        return report_from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise SpecCheckError(f"not a valid spec-check result ({type(exc).__name__}: {exc})",
+                             file=where) from None
+
+
+def load_result(path: Path) -> tuple[dict[str, Any], Report]:
+    """The raw document (for signing, which covers bytes the model may not keep) and its Report."""
+    data = check_result(read_json(Path(path)), str(path))
+    return data, to_report(data, str(path))

@@ -1,0 +1,209 @@
+"""Waivers: approved, expiring exceptions to findings (``--waivers FILE``).
+
+A waiver does not change what was observed: the finding keeps its status and carries the
+waiver, so every report shows what was waived, by whom, why and until when. Only an
+*active* waiver takes the finding out of the conformance verdict (``model.summarize``); an
+expired one is still shown, with ``active: false``, and the finding counts again. That
+keeps a forgotten waiver from hiding a problem forever.
+
+The file (YAML; a top-level list, or a mapping with ``waivers:``)::
+
+    waivers:
+      - id: NET-01.fabric-port-slow      # a rule ID or a requirement ID (exact, no prefixes)
+        subject: "gpu-a-*"               # host name or glob, GPU UUID, or config file path
+        justification: 200G fabric until the Q3 upgrade (TICKET-1234)
+        approver: jane.doe@example.com
+        expires: 2026-12-31              # inclusive, UTC
+
+IDs are exact, not prefixes: a waiver is an audited exception, and ``NET`` would silently
+waive rules added later. An ID the rule pack does not know is an error at file:line (a
+typo must not leave a finding unwaived, or a renamed rule waived by accident).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timezone
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable, Protocol
+
+from validator.errors import RuleFileError
+from validator.model import Finding, Report, Status
+
+GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
+_WAIVABLE = (Status.FAIL, Status.WARN, Status.ERROR)
+_KEYS = ("id", "subject", "justification", "approver", "expires")
+
+
+class WaiverFileError(RuleFileError):
+    """A waiver file that does not load or names an unknown rule or requirement."""
+
+
+class _HasId(Protocol):
+    id: str
+
+
+class _PackLike(Protocol):
+    @property
+    def rules(self) -> Iterable[_HasId]: ...
+
+
+class _SpecLike(Protocol):
+    @property
+    def requirements(self) -> Iterable[_HasId]: ...
+
+
+@dataclass(frozen=True)
+class Waiver:
+    id: str
+    subject: str
+    justification: str
+    approver: str
+    expires: date
+    file: str = ""
+    line: int | None = None
+
+    def active_on(self, today: date) -> bool:
+        return today <= self.expires
+
+    def matches(self, f: Finding) -> bool:
+        return self.id in (f.rule, f.requirement) and subject_matches(self.subject, f)
+
+    def record(self, today: date) -> dict[str, Any]:
+        """What a waived finding carries (``Finding.waiver``)."""
+        return {"id": self.id, "subject": self.subject, "justification": self.justification,
+                "approver": self.approver, "expires": self.expires.isoformat(),
+                "active": self.active_on(today)}
+
+
+def subject_matches(pattern: str, f: Finding) -> bool:
+    """Does a waiver's ``subject`` name this finding's node, GPU or file?
+
+    * a GPU UUID (``GPU-…``/``MIG-…``) matches a finding whose item label or source holds
+      that UUID (findings name GPUs by index, ``GPU0``; the UUID is matched only where the
+      engine puts it in the label, e.g. ``GPU0 (GPU-8f…)``);
+    * otherwise a shell glob (or plain name) against the subject, or against the config
+      file of a lint finding (whole path, or its trailing components: ``conf/ds.json``).
+    """
+    if GPU_UUID.match(pattern):
+        needle = pattern.lower()
+        return any(needle in (text or "").lower() for text in (f.item, f.source))
+    if fnmatchcase(f.subject, pattern):
+        return True
+    if f.location is not None:
+        path = PurePosixPath(f.location.file.replace("\\", "/"))
+        parts = path.parts
+        want = PurePosixPath(pattern.replace("\\", "/"))
+        n = len(want.parts)
+        if fnmatchcase(str(path), str(want)):
+            return True
+        return n > 0 and n <= len(parts) and fnmatchcase(str(PurePosixPath(*parts[-n:])), str(want))
+    return False
+
+
+def today_utc() -> date:
+    """Today (UTC); SOURCE_DATE_EPOCH pins it, as it pins the run's timestamp."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    return when.date()
+
+
+def _line(node: Any, key: Any = None) -> int | None:
+    if key is not None:
+        lines = getattr(node, "key_lines", None) or {}
+        if key in lines:
+            return int(lines[key])
+    return getattr(node, "line", None) or None
+
+
+def _date(raw: Any) -> date | None:
+    if isinstance(raw, datetime):
+        return raw.date()
+    if isinstance(raw, date):
+        return raw
+    if isinstance(raw, str):
+        try:
+            return date.fromisoformat(raw.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _entry(raw: Any, index: int, where: str, fallback: int | None, known: set[str]) -> Waiver:
+    line = _line(raw) or fallback
+    if not isinstance(raw, dict):
+        raise WaiverFileError(f"waivers[{index}]: expected a mapping with {', '.join(_KEYS)}",
+                              file=where, line=line)
+    for key in raw:
+        if key not in _KEYS:
+            raise WaiverFileError(f'waivers[{index}]: unknown key "{key}" (allowed: {", ".join(_KEYS)})',
+                                  file=where, line=_line(raw, key))
+    for key in _KEYS:
+        if key not in raw:
+            raise WaiverFileError(f'waivers[{index}]: missing "{key}"', file=where, line=line)
+    for key in ("id", "subject", "justification", "approver"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            raise WaiverFileError(f'waivers[{index}].{key}: must be a non-empty string',
+                                  file=where, line=_line(raw, key))
+    expires = _date(raw["expires"])
+    if expires is None:
+        raise WaiverFileError(f"waivers[{index}].expires: not a date (write YYYY-MM-DD)",
+                              file=where, line=_line(raw, "expires"))
+    wid = raw["id"].strip()
+    if wid not in known:
+        close = sorted(k for k in known if k.startswith(wid.split(".")[0]))[:5]
+        hint = f" (did you mean: {', '.join(close)}?)" if close else " (see `spec-check rules list`)"
+        raise WaiverFileError(f'waivers[{index}].id: no rule or requirement "{wid}"{hint}',
+                              file=where, line=_line(raw, "id"))
+    return Waiver(wid, raw["subject"].strip(), raw["justification"].strip(), raw["approver"].strip(),
+                  expires, where, line)
+
+
+def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, ...]:
+    """Read and validate a waiver file against the rule pack's rule and requirement IDs.
+
+    ``pack`` and ``spec`` need only ``.rules`` / ``.requirements`` with ``.id``, so
+    ``spec-check report`` can pass the rule docs a result carries.
+    """
+    from validator.yamlfile import load_yaml
+
+    where = str(path)
+    data = load_yaml(Path(path), error=WaiverFileError)
+    entries = data
+    if isinstance(data, dict):
+        extra = [k for k in data if k != "waivers"]
+        if extra:
+            raise WaiverFileError(f'unknown top-level key "{extra[0]}" (expected "waivers:")',
+                                  file=where, line=_line(data, extra[0]))
+        entries = data.get("waivers")
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        raise WaiverFileError("expected a list of waivers (or a mapping with `waivers:`)",
+                              file=where, line=_line(entries) or _line(data))
+    known = {r.id for r in pack.rules} | {q.id for q in spec.requirements}
+    item_lines = getattr(entries, "item_lines", [])
+    return tuple(_entry(raw, i, where, item_lines[i] if i < len(item_lines) else None, known)
+                 for i, raw in enumerate(entries))
+
+
+def apply_waivers(report: Report, waivers: Iterable[Waiver], *, today: date | None = None) -> Report:
+    """The report with each waivable finding (fail, warn, error) carrying its waiver.
+
+    Where several waivers match, an active one wins over an expired one, and a rule's
+    own waiver over its requirement's; then the first in the file. Passing and skipped
+    findings need no waiver and get none. Waivers already on findings are replaced.
+    """
+    waivers = tuple(waivers)
+    day = today or today_utc()
+
+    def pick(f: Finding) -> dict[str, Any] | None:
+        if f.status not in _WAIVABLE:
+            return None
+        hits = [(not w.active_on(day), w.id != f.rule, i, w) for i, w in enumerate(waivers) if w.matches(f)]
+        return min(hits, key=lambda h: h[:3])[3].record(day) if hits else None
+
+    return report.with_findings(tuple(replace(f, waiver=pick(f)) for f in report.findings))
