@@ -269,8 +269,10 @@ class _Builder:
             text = _label(self.ctx, self.rule.fact, raw["field"])
         elif isinstance(raw, dict) and "fact" in raw:
             text = _label(self.ctx, raw["fact"], None)
-        elif isinstance(raw, dict):
-            text = "{" + ", ".join(f"{k}: {v}" for k, v in raw.items() if k != "args") + "}"
+        elif isinstance(raw, dict):  # a formula
+            args = [a.get("param") or (_label(self.ctx, a["fact"], None) if "fact" in a else str(a))
+                    if isinstance(a, dict) else str(a) for a in (raw.get("args") or {}).values()]
+            text = f"{raw['formula']}({', '.join(args)})"
         else:
             text = format_value(raw, None)
         return _sentence(check.op, self.label, text)

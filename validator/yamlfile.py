@@ -1,6 +1,6 @@
 """Safe YAML loading that remembers line numbers, for errors that name file:line.
 
-Only ``yaml.SafeLoader`` is used: a ``!!python/object`` tag is an error, never a
+Only the safe loader is used: a ``!!python/object`` tag is an error, never a
 constructor call. Mappings come back as ``LineDict`` (a dict that knows the line of each
 key), sequences as ``LineList``, so a validation error at ``rules[3].check.op`` can be
 reported at the line where that key is written.
@@ -28,7 +28,12 @@ class LineList(list):  # type: ignore[type-arg]
     item_lines: list[int]
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser when the wheel has it (several times faster: start-up matters in a
+# Slurm prolog); the constructors, and so the safety, are the SafeLoader's either way.
+_SafeBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeBase):  # type: ignore[misc, valid-type]
     pass
 
 

@@ -22,11 +22,15 @@ def rules() -> None:
 @rules.command("list")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
 @click.option("--scope", type=click.Choice(["node", "job", "cluster"]), default=None)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="markdown: the requirement table (as in the README).")
 def list_rules(spec_version: str, scope: str | None, fmt: str) -> None:
     """Every rule with its requirement ID, level and scope."""
     built = _built(spec_version)
     chosen = [r for r in built.pack.rules if scope is None or r.scope == scope]
+    if fmt == "markdown":
+        click.echo(requirement_table(built, chosen), nl=False)
+        return
     if fmt == "json":
         rows = [{"id": r.id, "requirement": r.requirement, "level": built.pack.level_of(r, built.ctx.spec),
                  "scope": r.scope, "summary": r.summary.strip()} for r in chosen]
@@ -36,6 +40,16 @@ def list_rules(spec_version: str, scope: str | None, fmt: str) -> None:
     for r in chosen:
         level = built.pack.level_of(r, built.ctx.spec)
         click.echo(f"{r.id:<{width}}  {r.requirement:<8} {level:<6} {r.scope:<7} {r.summary.strip()}")
+
+
+def requirement_table(built: Any, chosen: list[Any]) -> str:
+    """The README's table: each requirement with the rules that check it, in spec order."""
+    lines = ["| ID | level | requirement | checked by (scope) |", "|---|---|---|---|"]
+    for req in built.ctx.spec.requirements:
+        members = [r for r in chosen if r.requirement == req.id]
+        cell = "<br>".join(f"`{r.id}` ({r.scope})" for r in members) or "no rule yet"
+        lines.append(f"| {req.id} | {req.level} | {req.title} | {cell} |")
+    return "\n".join(lines) + "\n"
 
 
 @rules.command("explain")

@@ -105,7 +105,5 @@ def bandwidth_svg(rows: list[Measurement], line_gbps: float) -> str:
                'stroke-width="2" stroke-dasharray="6 3"/>')
     out.append(f'<text x="{lx:.1f}" y="{top - 14}" font-size="12" text-anchor="middle" '
                f'font-weight="600" fill="#1d1d1f">{line_gbps:g} Gb/s</text>')
-    out.append(f'<text x="{left + plot / 2:.1f}" y="{height - 0.5}" font-size="11" '
-               'text-anchor="middle" fill="#555" dy="-0.2em"></text>')
     out.append("</svg>")
     return "\n".join(out)

@@ -39,6 +39,7 @@ class TerminalRenderer:
         self.width = width
 
     def render(self, report: Report, stream: TextIO) -> None:
+        from rich import box
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
@@ -56,16 +57,27 @@ class TerminalRenderer:
         subjects = sorted({f.subject for f in report.findings})
         for subject in subjects:
             rows = [f for f in report.findings if f.subject == subject]
-            if not self.verbose:
+            skipped: dict[str, list[str]] = {}
+            if not self.verbose:  # not-applicable rules, one line per reason
+                for f in rows:
+                    if f.status is Status.SKIP:
+                        skipped.setdefault(f.message, []).append(f.rule + (f" {f.item}" if f.item else ""))
+                rows = [f for f in rows if f.status is not Status.SKIP]
                 rows.sort(key=lambda f: (STATUS_ORDER.index(f.status), f.sort_key()))
             table = Table(title=f"[bold]{escape(subject)}[/]", title_justify="left", show_lines=False,
-                          pad_edge=False, expand=False)
-            for col in ("status", "rule", "item", "observed", "expected"):
+                          pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
+            for col in ("status", "rule", "item", "observed (or why not judged)", "expected"):
                 table.add_column(col, overflow="fold")
             for f in rows:
+                seen = escape(f.observed or "")
+                if f.status in (Status.SKIP, Status.ERROR):
+                    seen = f"[dim]{escape(f.message)}[/]"
                 table.add_row(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule),
-                              escape(f.item or ""), escape(f.observed or ""), escape(f.expected))
+                              escape(f.item or ""), seen, escape(f.expected))
             console.print(table)
+            for reason, which in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
+                names = ", ".join(which[:4]) + (f" and {len(which) - 4} more" if len(which) > 4 else "")
+                console.print(f"[dim]SKIP {len(which)} not applicable ({escape(reason)}): {escape(names)}[/]")
         problems = [f for f in report.findings if f.status in (Status.FAIL, Status.ERROR, Status.WARN)]
         if problems:
             console.print("\n[bold]What to do[/]")

@@ -1,0 +1,259 @@
+"""What launcher flags mean: Slurm ``#SBATCH``, torchrun, ``accelerate launch``,
+``deepspeed``, Megatron-LM's ``pretrain_*.py`` arguments, and HF Trainer arguments
+passed on the command line. Shared by shell scripts and Kubeflow PyTorchJob commands.
+
+Flags arrive normalized (``--max_restarts`` and ``--max-restarts`` are one key, ``_`` ->
+``-``) as ``{name: (value, line)}``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from validator.jobs import common as c
+from validator.jobs.base import Ctx
+from validator.jobs.source import Tree
+
+Flags = dict[str, tuple[str, int]]
+MEGATRON_MARKERS = ("micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "save-interval",
+                    "pipeline-model-parallel-size")
+HF_MARKERS = ("per-device-train-batch-size", "save-strategy", "logging-steps", "output-dir")
+
+
+def apply(ctx: Ctx, flags: Flags) -> None:
+    m = ctx.model
+    launchers = {k.split(":", 1)[1] for k in flags if k.startswith("@launcher:")}
+    if launchers:
+        m.torch = True
+    _slurm(ctx, flags)
+    if "torchrun" in launchers or any(k in flags for k in ("nproc-per-node", "rdzv-backend")):
+        _torchrun(ctx, flags)
+    if "accelerate" in launchers:
+        _accelerate(ctx, flags)
+    if "deepspeed" in launchers or "deepspeed-config" in flags:
+        _deepspeed_launcher(ctx, flags)
+    if any(k in flags for k in MEGATRON_MARKERS) or "pretrain_" in flags.get("@script", ("", 0))[0]:
+        _megatron(ctx, flags)
+    if any(k in flags for k in HF_MARKERS):
+        _hf_args(ctx, flags)
+    _script_args(ctx, flags)
+    for k, (v, _line) in flags.items():
+        if k.startswith("@config:"):
+            ctx.ref(v, None)
+    for key in ("config-file", "config", "job.config-file", "deepspeed", "deepspeed-config"):
+        if key in flags and re.search(r"\.(json|ya?ml|toml)$", flags[key][0]):
+            ctx.ref(flags[key][0], "deepspeed" if "deepspeed" in key else None)
+
+
+def _f(flags: Flags, *names: str) -> tuple[str, int] | None:
+    for n in names:
+        if n in flags:
+            return flags[n]
+    return None
+
+
+def _set_int(ctx: Ctx, flags: Flags, fact: str, source: str, *names: str) -> int | None:
+    hit = _f(flags, *names)
+    if hit is None:
+        return None
+    n = c.as_int(hit[0])
+    if n is not None:
+        ctx.model.set(fact, n, ctx.file, hit[1], f"{source}: --{names[0]}")
+    return n
+
+
+def _slurm(ctx: Ctx, flags: Flags) -> None:
+    m = ctx.model
+    sb = {k.removeprefix("#SBATCH "): v for k, v in flags.items() if k.startswith("#SBATCH ")}
+    if not sb:
+        return
+    m.formats.append("slurm")
+    if "nodes" in sb:
+        n = c.as_int(sb["nodes"][0].split("-")[0])
+        if n:
+            m.set("job.resources.nodes", n, ctx.file, sb["nodes"][1], "sbatch: --nodes")
+    gpn = None
+    if "gpus-per-node" in sb:
+        gpn = (sb["gpus-per-node"][0].split(":")[-1], sb["gpus-per-node"][1], "--gpus-per-node")
+    elif "gres" in sb and sb["gres"][0].startswith("gpu"):
+        gpn = (sb["gres"][0].split(":")[-1], sb["gres"][1], "--gres")
+    if gpn and c.as_int(gpn[0]):
+        m.set("job.resources.gpus_per_node", c.as_int(gpn[0]), ctx.file, gpn[1], f"sbatch: {gpn[2]}")
+    limit = None
+    if "time" in sb:
+        limit = c.slurm_time(sb["time"][0])
+        if limit:
+            m.set("job.resources.time_limit", limit, ctx.file, sb["time"][1], "sbatch: --time")
+    if "requeue" in sb:
+        m.set("job.recovery.requeue", True, ctx.file, sb["requeue"][1], "sbatch: --requeue")
+    if "no-requeue" in sb:
+        m.set("job.recovery.requeue", False, ctx.file, sb["no-requeue"][1], "sbatch: --no-requeue")
+    if "signal" in sb:
+        sig = sb["signal"][0]
+        lead = int(sig.split("@", 1)[1]) if "@" in sig and sig.split("@", 1)[1].isdigit() else 60
+        m.set("job.recovery.signal_lead", float(lead), ctx.file, sb["signal"][1],
+              f"sbatch: --signal={sig}" + ("" if "@" in sig else " (default 60 s)"))
+    elif limit:
+        m.default("job.recovery.signal_lead", 0.0, ctx.file,
+                  "sbatch: no --signal (SIGTERM only at the time limit)")
+
+
+def _torchrun(ctx: Ctx, flags: Flags) -> None:
+    m = ctx.model
+    m.formats.append("torchrun")
+    hit = _f(flags, "nnodes")
+    if hit:
+        top = hit[0].split(":")[-1]
+        if c.as_int(top):
+            m.set("job.resources.nodes", c.as_int(top), ctx.file, hit[1], "torchrun: --nnodes")
+    _set_int(ctx, flags, "job.resources.gpus_per_node", "torchrun", "nproc-per-node")
+    n = _set_int(ctx, flags, "job.recovery.max_restarts", "torchrun", "max-restarts")
+    if n is None:
+        m.default("job.recovery.max_restarts", 0, ctx.file, "torchrun: --max-restarts = 0")
+
+
+def _accelerate(ctx: Ctx, flags: Flags) -> None:
+    m = ctx.model
+    _set_int(ctx, flags, "job.world_size", "accelerate launch", "num-processes")
+    _set_int(ctx, flags, "job.resources.nodes", "accelerate launch", "num-machines")
+    _set_int(ctx, flags, "job.batch.accumulation", "accelerate launch", "gradient-accumulation-steps")
+    n = _set_int(ctx, flags, "job.recovery.max_restarts", "accelerate launch", "max-restarts")
+    if n is None:
+        m.default("job.recovery.max_restarts", 0, ctx.file, "accelerate launch: --max_restarts = 0")
+    mp = _f(flags, "mixed-precision")
+    if mp and c.dtype_word(mp[0]):
+        c.precision(m, c.dtype_word(mp[0]) or "", ctx.file, mp[1], "accelerate launch: --mixed_precision")
+
+
+def _deepspeed_launcher(ctx: Ctx, flags: Flags) -> None:
+    _set_int(ctx, flags, "job.resources.gpus_per_node", "deepspeed", "num-gpus")
+    _set_int(ctx, flags, "job.resources.nodes", "deepspeed", "num-nodes")
+
+
+def _megatron(ctx: Ctx, flags: Flags) -> None:
+    m = ctx.model
+    m.formats.append("megatron")
+    m.torch = True
+    src = "megatron"
+    for fact, name in (("job.batch.micro", "micro-batch-size"), ("job.batch.global", "global-batch-size"),
+                       ("job.parallel.tp", "tensor-model-parallel-size"),
+                       ("job.parallel.pp", "pipeline-model-parallel-size"),
+                       ("job.parallel.cp", "context-parallel-size"), ("job.parallel.ep", "expert-model-parallel-size"),
+                       ("job.train_steps", "train-iters"), ("job.checkpoint.interval_steps", "save-interval")):
+        _set_int(ctx, flags, fact, src, name)
+    for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size", "context-parallel-size"):
+        if k not in flags and k + "?unresolved" not in flags:
+            m.default("job.parallel." + {"t": "tp", "p": "pp", "c": "cp"}[k[0]], 1, ctx.file, f"megatron: --{k} = 1")
+    if "global-batch-size" in flags:
+        m.set("job.batch.rule", "divisible", ctx.file, flags["global-batch-size"][1],
+              "megatron: global % (micro x dp) == 0")
+    if "fp8-format" in flags:
+        c.precision(m, "fp8", ctx.file, flags["fp8-format"][1], "megatron: --fp8-format")
+    for name, word in (("bf16", "bf16"), ("fp16", "fp16")):
+        if name in flags:
+            c.precision(m, word, ctx.file, flags[name][1], f"megatron: --{name}")
+    if "fp16" in flags:
+        ls = _f(flags, "loss-scale")
+        static = ls is not None and (c.as_float(ls[0]) or 0) > 0
+        m.set("job.precision.loss_scaling", "static" if static else "dynamic", ctx.file,
+              (ls or flags["fp16"])[1], "megatron: --loss-scale" if ls else "megatron: --fp16 (dynamic by default)")
+    if not any(k in flags for k in ("bf16", "fp16", "fp8-format")):
+        c.precision_default(m, "fp32", ctx.file, "megatron: no --bf16/--fp16")
+    for name, dt in (("grad-reduce-in-bf16", "bf16"), ("accumulate-allreduce-grads-in-fp32", "fp32")):
+        if name in flags:
+            m.set("job.comm.grad_dtype", dt, ctx.file, flags[name][1], f"megatron: --{name}")
+    hit = _f(flags, "megatron-fsdp-grad-comm-dtype")
+    if hit:
+        m.set("job.comm.grad_dtype", c.dtype_word(hit[0]) or hit[0], ctx.file, hit[1],
+              "megatron: --megatron-fsdp-grad-comm-dtype")
+    save, load = _f(flags, "save"), _f(flags, "load")
+    if save:
+        m.set("job.checkpoint.enabled", True, ctx.file, save[1], "megatron: --save")
+        same = load is not None and load[0] == save[0]
+        m.set("job.checkpoint.resume", same, ctx.file, (load or save)[1],
+              "megatron: --load == --save" if same else "megatron: --load differs from --save or is missing")
+    elif "save?unresolved" in flags:
+        m.set("job.checkpoint.enabled", True, ctx.file, flags["save?unresolved"][1], "megatron: --save")
+        lu = flags.get("load?unresolved")
+        same = lu is not None and lu[0] == flags["save?unresolved"][0]
+        m.set("job.checkpoint.resume", same, ctx.file, (lu or flags["save?unresolved"])[1],
+              "megatron: --load == --save" if same else "megatron: --load differs from --save or is missing")
+    else:
+        m.default("job.checkpoint.enabled", False, ctx.file, "megatron: no --save")
+    if _set_int(ctx, flags, "job.logging.interval_steps", src, "log-interval") is None:
+        m.default("job.logging.interval_steps", 100, ctx.file, "megatron: --log-interval = 100")
+    for name, sink in (("tensorboard-dir", "tensorboard"), ("wandb-project", "wandb")):
+        hit = _f(flags, name, name + "?unresolved")
+        if hit:
+            c.sink(m, sink, ctx.file, hit[1], f"megatron: --{name}")
+    fams = {"log-throughput": "gpu_utilization", "log-straggler": "gpu_utilization",
+            "log-memory-to-tensorboard": "memory", "log-device-memory-used": "memory",
+            "log-timers-to-tensorboard": "collective_latency", "log-params-norm": "gradient_stats",
+            "log-num-zeros-in-grad": "gradient_stats", "log-l2-norm-grad-to-tensorboard": "gradient_stats"}
+    for name, fam in fams.items():
+        if name in flags:
+            c.metric(m, fam, ctx.file, flags[name][1], f"megatron: --{name}")
+    tl = _f(flags, "timing-log-level")
+    if tl and (c.as_int(tl[0]) or 0) >= 1:
+        c.metric(m, "collective_latency", ctx.file, tl[1], "megatron: --timing-log-level")
+    if "log-energy" in flags:
+        m.set("job.metrics.energy", True, ctx.file, flags["log-energy"][1], "megatron: --log-energy")
+    hit = _f(flags, "distributed-timeout-minutes")
+    if hit and c.as_float(hit[0]) is not None:
+        m.set("job.recovery.detection_timeout", (c.as_float(hit[0]) or 0) * 60, ctx.file, hit[1],
+              "megatron: --distributed-timeout-minutes")
+    else:
+        m.default("job.recovery.detection_timeout", 600, ctx.file, "megatron: --distributed-timeout-minutes = 10")
+    hit = _f(flags, "exit-duration-in-mins")
+    limit = m.get("job.resources.time_limit")
+    if hit and c.as_float(hit[0]) is not None and isinstance(limit, (int, float)):
+        lead = limit - (c.as_float(hit[0]) or 0) * 60
+        cur = m.get("job.recovery.signal_lead")
+        if cur is None or not m.explicit("job.recovery.signal_lead") or lead > cur:
+            m.entries.pop("job.recovery.signal_lead", None)
+            m.set("job.recovery.signal_lead", lead, ctx.file, hit[1],
+                  "megatron: --exit-duration-in-mins before the sbatch --time limit")
+
+
+def _hf_args(ctx: Ctx, flags: Flags) -> None:
+    from validator.jobs import hf
+
+    data = {k.replace("-", "_"): _typed(v) for k, (v, _) in flags.items() if not k.startswith(("@", "#")) and "?" not in k}
+    lines = {(k.replace("-", "_"),): line for k, (_, line) in flags.items() if not k.startswith(("@", "#")) and "?" not in k}
+    sub = Ctx(ctx.path, ctx.file, ctx.text, ctx.model, ctx.follow, Tree(ctx.file, data, lines))
+    hf.read_trainer(sub)
+
+
+def _typed(v: str) -> object:
+    n = c.as_int(v)
+    if n is not None:
+        return n
+    b = v.lower()
+    return True if b == "true" else False if b == "false" else v
+
+
+def _script_args(ctx: Ctx, flags: Flags) -> None:
+    """Common training-script arguments whose meaning is plain from the name."""
+    m = ctx.model
+    for name in ("checkpoint-freq", "checkpoint-every", "save-every-n-steps"):
+        hit = _f(flags, name)
+        if hit and c.as_int(hit[0]):
+            m.set("job.checkpoint.enabled", True, ctx.file, hit[1], f"script argument --{name}")
+            m.set("job.checkpoint.interval_steps", c.as_int(hit[0]), ctx.file, hit[1],
+                  f"script argument --{name} (steps)")
+    hit = _f(flags, "resume-from-checkpoint")
+    if hit and hit[0].lower() not in ("false", "none", ""):
+        m.set("job.checkpoint.resume", True, ctx.file, hit[1], "script argument --resume-from-checkpoint")
+    hit = _f(flags, "max-steps")
+    if hit and (c.as_int(hit[0]) or 0) > 0:
+        m.set("job.train_steps", c.as_int(hit[0]), ctx.file, hit[1], "script argument --max-steps")
+
+
+def apply_words(ctx: Ctx, words: list[tuple[str, int]]) -> None:
+    """Flags from a plain list of words (a PyTorchJob command), with their lines."""
+    from validator.jobs.shell import Vars, Word, _harvest
+
+    flags: Flags = {}
+    _harvest([Word(t, ln) for t, ln in words], Vars({}), flags)
+    apply(ctx, flags)
+

@@ -1,0 +1,367 @@
+"""Shell launch scripts: Slurm batch scripts, Megatron-LM launchers, torchrun lines, env files.
+
+This is not a shell: it reads what a launcher *declares*. It knows ``#SBATCH`` lines
+(also inside ``sbatch <<EOF`` heredocs), ``export`` and assignment lines, bash arrays
+(``ARGS=( ... )``, ``ARGS+=( ... )``) and multi-line strings of flags, heredoc JSON
+(a DeepSpeed config written with ``cat <<EOF > ds.json``), and simple variable
+resolution: ``$X``, ``${X}``, ``${X:-default}`` and ``$((a*b))``. A ``${X:-d}`` whose X
+the script never assigns resolves to ``d`` (the script's own default), except Slurm's
+runtime variables (``SLURM_*``), which resolve from the ``#SBATCH`` header or stay
+unknown. Command substitutions and positional arguments stay unknown; a flag whose
+value is unknown is not recorded (never a pass on a guess).
+
+Flags are harvested from every array, string and command of the script with the line
+where each is written, regardless of ``if`` branches (a script's flags are what a
+reviewer reads); ``echo``/``printf`` lines are skipped so help texts add nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from dataclasses import dataclass, field
+
+from validator.jobs import common as c
+from validator.jobs.base import Ctx
+
+_ASSIGN = re.compile(r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S)
+_VAR = re.compile(r"\$\(\((.+?)\)\)|\$\{([A-Za-z_]\w*)(\[[@*0-9]\])?(?::?([-=+?])([^}]*))?\}|\$([A-Za-z_]\w*)|\$\(")
+_SBATCH = re.compile(r"^\s*#SBATCH\s+(.*)$")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_]\w*)['\"]?")
+_SKIP_CMDS = ("echo", "printf", "read", "case")
+_SLURM_RUNTIME = {"SLURM_NNODES": "nodes", "SLURM_JOB_NUM_NODES": "nodes",
+                  "SLURM_GPUS_ON_NODE": "gpus", "SLURM_GPUS_PER_NODE": "gpus"}
+MAX_DEPTH = 8
+
+
+@dataclass
+class Word:
+    text: str
+    line: int
+
+
+@dataclass
+class Script:
+    """A shell script as logical commands of words, each word with its line."""
+
+    commands: list[list[Word]] = field(default_factory=list)
+    heredocs: list[tuple[int, str, str]] = field(default_factory=list)  # (line, cmd, body)
+    sbatch: list[tuple[int, str]] = field(default_factory=list)
+
+
+def split_script(text: str) -> Script:
+    """Tokenize into commands; quotes keep their content (with newlines) as one word."""
+    s = Script()
+    lines = text.split("\n")
+    i = 0
+    buf: list[Word] = []
+    cur: list[str] = []
+    cur_line = 0
+    depth = 0  # inside NAME=( ... )
+
+    def flush_word() -> None:
+        nonlocal cur
+        if cur:
+            buf.append(Word("".join(cur), cur_line))
+            cur = []
+
+    def flush_cmd() -> None:
+        nonlocal buf
+        flush_word()
+        if buf:
+            s.commands.append(buf)
+            buf = []
+
+    pending_heredocs: list[str] = []
+    quote: str | None = None
+    while i < len(lines):
+        raw = lines[i]
+        n = i + 1
+        m = _SBATCH.match(raw)
+        if m and quote is None:
+            s.sbatch.append((n, m.group(1)))
+        j = 0
+        while j < len(raw):
+            ch = raw[j]
+            if quote:
+                if ch == quote:
+                    quote = None
+                elif ch == "\\" and quote == '"' and j + 1 < len(raw):
+                    cur.append(raw[j + 1])
+                    j += 1
+                else:
+                    cur.append(ch)
+            elif ch in "\"'":
+                if not cur:
+                    cur_line = n
+                quote = ch
+            elif ch == "#" and not cur:
+                break
+            elif ch == "\\" and j == len(raw) - 1:
+                break  # continuation: the command goes on on the next line
+            elif ch.isspace():
+                flush_word()
+            elif ch in ";|&" and depth == 0:
+                flush_cmd()
+            elif ch == "(" and cur and "".join(cur).endswith("="):
+                cur.append("(")
+                flush_word()
+                depth += 1
+            elif ch == ")" and depth > 0:
+                flush_word()
+                buf.append(Word(")", n))
+                depth -= 1
+            else:
+                if not cur:
+                    cur_line = n
+                cur.append(ch)
+            j += 1
+        if quote:
+            cur.append("\n")
+        elif not raw.rstrip().endswith("\\") and depth == 0:
+            h = _HEREDOC.search(raw)
+            flush_cmd()
+            if h:
+                pending_heredocs.append(h.group(1))
+        if pending_heredocs and quote is None:
+            tag = pending_heredocs.pop(0)
+            body_start = i + 1
+            k = body_start
+            while k < len(lines) and lines[k].strip() != tag:
+                k += 1
+            body = "\n".join(lines[body_start:k])
+            s.heredocs.append((body_start + 1, raw, body))
+            if not body.lstrip().startswith(("{", "[")):
+                inner = split_script(body)
+                for cmd in inner.commands:
+                    s.commands.append([Word(w.text, w.line + body_start) for w in cmd])
+                s.sbatch += [(ln + body_start, t) for ln, t in inner.sbatch]
+            i = k + 1
+            continue
+        i += 1
+    flush_cmd()
+    return s
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
+
+
+def _arith(expr: str) -> int | None:
+    try:
+        node = ast.parse(expr.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def ev(n: ast.AST) -> int:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
+            return _OPS[type(n.op)](ev(n.left), ev(n.right))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand)
+        raise ValueError
+    try:
+        return ev(node)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+class Vars:
+    """The script's variables: scalars as text, arrays as words (keeping their lines)."""
+
+    def __init__(self, slurm: dict[str, str]):
+        self.scalars: dict[str, str] = {}
+        self.arrays: dict[str, list[Word]] = {}
+        self.slurm = slurm
+
+    def expand(self, text: str, depth: int = 0) -> str | None:
+        """``text`` with variables replaced; None if any part is unknown."""
+        if depth > MAX_DEPTH:
+            return None
+        unknown = False
+
+        def sub(m: re.Match[str]) -> str:
+            nonlocal unknown
+            if m.group(0) == "$(":
+                unknown = True
+                return ""
+            if m.group(1) is not None:
+                inner = self.expand(m.group(1), depth + 1)
+                v = _arith(re.sub(r"\b([A-Za-z_]\w*)\b", lambda k: self.scalars.get(k.group(1), k.group(1)),
+                                  inner)) if inner is not None else None
+                if v is None:
+                    unknown = True
+                    return ""
+                return str(v)
+            name = m.group(2) or m.group(6)
+            if m.group(3) and name in self.arrays:
+                return " ".join(w.text for w in self.arrays[name])
+            val = self.get(name, m.group(4), m.group(5), depth)
+            if val is None:
+                unknown = True
+                return ""
+            return val
+        out = _VAR.sub(sub, text)
+        return None if unknown else out
+
+    def get(self, name: str, op: str | None, default: str | None, depth: int) -> str | None:
+        if name in self.scalars:
+            v = self.scalars[name]
+            if v == "" and op in ("-", "="):
+                return self.expand(default or "", depth + 1)
+            return v
+        if name.startswith("SLURM_"):
+            return self.slurm.get(name)
+        if op in ("-", "=") and default is not None:
+            return self.expand(default.strip("\"'"), depth + 1)
+        return None
+
+
+def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
+    """Read the script: #SBATCH options, variables, and every --flag with its line."""
+    script = split_script(ctx.text)
+    sb = _sbatch(script)
+    slurm = {}
+    if "nodes" in sb and c.as_int(sb["nodes"][0]) is not None:
+        slurm["SLURM_NNODES"] = slurm["SLURM_JOB_NUM_NODES"] = sb["nodes"][0]
+    v = Vars(slurm)
+    flags: dict[str, tuple[str, int]] = {}
+    for cmd in script.commands:
+        words = cmd
+        k = 0
+        while k < len(words):
+            m = _ASSIGN.match(words[k].text)
+            if not m:
+                break
+            name, plus, value = m.groups()
+            if value == "(":
+                end = next((e for e in range(k + 1, len(words)) if words[e].text == ")"), len(words))
+                items = words[k + 1:end]
+                expanded: list[Word] = []
+                for w in items:
+                    am = re.fullmatch(r"\$\{([A-Za-z_]\w*)\[[@*]\]\}", w.text)
+                    if am and am.group(1) in v.arrays:
+                        expanded += v.arrays[am.group(1)]
+                    else:
+                        expanded += _words(w)
+                v.arrays[name] = (v.arrays.get(name, []) if plus else []) + expanded
+                _harvest(expanded, v, flags)
+                k = end + 1
+                continue
+            val = v.expand(value)
+            if val is not None:
+                v.scalars[name] = (v.scalars.get(name, "") + val) if plus else val
+            else:
+                v.scalars.pop(name, None)
+            if words[0].text.startswith("export") or name.startswith(("NCCL_", "TORCH_")):
+                c.env(ctx.model, name, val if val is not None else value, ctx.file, words[k].line)
+            if "--" in value:
+                _harvest(_words(Word(value, words[k].line)), v, flags)
+            k += 1
+        rest = words[k:]
+        if rest and rest[0].text == "export":
+            for w in rest[1:]:
+                m = _ASSIGN.match(w.text)
+                if m:
+                    val = v.expand(m.group(3))
+                    if val is not None:
+                        v.scalars[m.group(1)] = val
+                    c.env(ctx.model, m.group(1), val if val is not None else m.group(3), ctx.file, w.line)
+            continue
+        if rest and rest[0].text not in _SKIP_CMDS:
+            _harvest([x for w in rest for x in _words(w)], v, flags)
+    return script, v, flags | {f"#SBATCH {k}": val for k, val in sb.items()}
+
+
+def _words(w: Word) -> list[Word]:
+    """Split a (possibly multi-line quoted) word on whitespace, keeping each part's line."""
+    out = []
+    for ln_off, part in enumerate(w.text.split("\n")):
+        for token in part.split():
+            if token != "\\":
+                out.append(Word(token, w.line + ln_off))
+    return out
+
+
+def _harvest(words: list[Word], v: Vars, flags: dict[str, tuple[str, int]]) -> None:
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t.startswith("--") and len(t) > 2:
+            name, eq, val = t[2:].partition("=")
+            raw_line = words[i].line
+            if not eq:
+                nxt = words[i + 1].text if i + 1 < len(words) else None
+                if nxt is not None and not nxt.startswith("-") and not nxt.endswith(".py"):
+                    val = nxt
+                    i += 1
+                else:
+                    val = "true"
+            resolved = v.expand(val)
+            key = name.replace("_", "-")
+            if key not in flags and resolved is not None:
+                flags[key] = (resolved, raw_line)
+            elif key not in flags:
+                flags.setdefault(key + "?unresolved", (val, raw_line))
+        elif t.endswith((".json", ".yaml", ".yml", ".toml")) and not t.startswith("-"):
+            resolved = v.expand(t)
+            if resolved is not None:
+                flags.setdefault("@config:" + resolved, (resolved, words[i].line))
+        elif re.fullmatch(r"\S*(pretrain_\w+|train)\.py", t):
+            flags.setdefault("@script", (t, words[i].line))
+        elif t in ("torchrun", "deepspeed", "accelerate") or t.endswith(("/torchrun", "/deepspeed")):
+            flags.setdefault("@launcher:" + t.rsplit("/", 1)[-1], (t, words[i].line))
+        elif t in ("torch.distributed.run", "torch.distributed.launch"):
+            flags.setdefault("@launcher:torchrun", (t, words[i].line))
+        i += 1
+
+
+def _sbatch(script: Script) -> dict[str, tuple[str, int]]:
+    out: dict[str, tuple[str, int]] = {}
+    short = {"N": "nodes", "t": "time", "n": "ntasks", "G": "gpus"}
+    for line, text in script.sbatch:
+        text = text.split(" #")[0].strip()
+        m = re.match(r"^--([\w-]+)(?:[= ]\s*(\S+))?|^-(\w)\s*(\S+)?", text)
+        if not m:
+            continue
+        name = m.group(1) or short.get(m.group(3) or "", m.group(3) or "")
+        val = m.group(2) if m.group(1) else m.group(4)
+        out.setdefault(name, ((val or "true").strip("\"'"), line))
+    return out
+
+
+def read(ctx: Ctx) -> None:
+    """A launch script: flags and #SBATCH options, exports, heredoc JSON configs."""
+    from validator.jobs import deepspeed, launch
+    from validator.jobs.source import ReadError, parse_json
+
+    script, _vars, flags = parse(ctx)
+    ctx.model.formats.append("shell")
+    launch.apply(ctx, flags)
+    for line, cmd, body in script.heredocs:
+        if not body.lstrip().startswith("{"):
+            continue
+        try:
+            tree = parse_json(body, ctx.file)
+        except ReadError as exc:
+            ctx.model.error(ctx.file, (exc.line or 1) + line - 1, f"heredoc JSON: {exc.message}")
+            continue
+        tree.lines = {k: v + line - 1 for k, v in tree.lines.items()}
+        if isinstance(tree.data, dict):
+            from validator.jobs.base import Ctx as _Ctx
+
+            deepspeed.read(_Ctx(ctx.path, ctx.file, ctx.text, ctx.model, ctx.follow, tree))
+
+
+def read_env(ctx: Ctx) -> None:
+    """An env file: ``KEY=VALUE`` lines (``export`` allowed, ``#`` comments)."""
+    ctx.model.formats.append("env")
+    for n, raw in enumerate(ctx.text.splitlines(), 1):
+        s = raw.strip()
+        if not s or s.startswith("#"):
+            continue
+        m = _ASSIGN.match(s)
+        if m:
+            c.env(ctx.model, m.group(1), m.group(3).strip().strip("\"'"), ctx.file, n)

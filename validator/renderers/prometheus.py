@@ -1,0 +1,91 @@
+"""Prometheus text exposition for node_exporter's textfile collector.
+
+Write it atomically (``-o /var/lib/node_exporter/textfile/spec_check.prom``; ``-o`` goes
+through ``write_atomic``) from a cron job or Slurm prolog, and alert on
+``spec_check_requirement_conformant == 0`` or on a stale
+``spec_check_last_run_timestamp_seconds``. All series are gauges: each run replaces the
+last. One series per (subject, requirement), labelled with the level, so a SHOULD can be
+alerted on differently from a MUST. Label values are escaped per the exposition format
+(backslash, double quote, newline), since subject names come from configs and hosts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+from typing import TextIO
+
+from validator.model import Report, Status
+from validator.renderers import coverage as cov
+
+
+def label_value(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def help_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def labels(**pairs: object) -> str:
+    return "{" + ",".join(f'{k}="{label_value(v)}"' for k, v in pairs.items()) + "}"
+
+
+def timestamp(generated_at: str) -> float:
+    try:
+        when = datetime.strptime(generated_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        try:
+            when = datetime.fromisoformat(generated_at.replace("Z", "+00:00"))
+        except ValueError:
+            return 0.0
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
+
+
+class PrometheusRenderer:
+    def render(self, report: Report, stream: TextIO) -> None:
+        out: list[str] = []
+
+        def family(name: str, text: str) -> None:
+            out.append(f"# HELP {name} {help_text(text)}")
+            out.append(f"# TYPE {name} gauge")
+
+        family("spec_check_info", "The spec-check run: tool, spec version and rule pack (value always 1).")
+        out.append("spec_check_info" + labels(tool_version=report.tool_version, spec_version=report.spec_version,
+                                              rule_pack=report.rule_pack.get("id", ""),
+                                              rule_pack_digest=report.rule_pack.get("digest", ""),
+                                              command=report.command) + " 1")
+        family("spec_check_last_run_timestamp_seconds", "When the result was generated (Unix time).")
+        out.append(f"spec_check_last_run_timestamp_seconds {timestamp(report.generated_at):.0f}")
+        family("spec_check_conformant", "1 if the whole run is conformant to the spec, else 0.")
+        out.append(f"spec_check_conformant {int(report.summary.conformant)}")
+
+        cells = cov.matrix(report)
+        subjects = cov.subject_names(report)
+        level = {q.id: q.level for q in report.requirements}
+        family("spec_check_subject_conformant", "1 if the subject (node, job, cluster) is conformant, else 0.")
+        for name in subjects:
+            ok = all(c.conformant for (s, _), c in cells.items() if s == name)
+            out.append("spec_check_subject_conformant" + labels(subject=name) + f" {int(ok)}")
+        family("spec_check_requirement_conformant",
+               "1 if no unwaived fail (or MUST error) remains for the requirement on the subject, else 0.")
+        for name in subjects:
+            for rid in cov.requirement_ids(report):
+                c = cells.get((name, rid))
+                if c is None:
+                    continue
+                lvl = level.get(rid) or c.findings[0].level
+                out.append("spec_check_requirement_conformant"
+                           + labels(subject=name, requirement=rid, level=lvl) + f" {int(c.conformant)}")
+        family("spec_check_findings", "Findings per subject and status (waived findings keep their status).")
+        for name in subjects:
+            tally = Counter(f.status.value for f in report.findings if f.subject == name)
+            for st in Status:
+                out.append("spec_check_findings" + labels(subject=name, status=st.value) + f" {tally[st.value]}")
+        family("spec_check_findings_waived", "Findings per subject under an active waiver.")
+        for name in subjects:
+            n = sum(1 for f in report.findings if f.subject == name and cov.waived(f))
+            out.append("spec_check_findings_waived" + labels(subject=name) + f" {n}")
+        stream.write("\n".join(out) + "\n")

@@ -1,0 +1,189 @@
+"""Signed evidence: Ed25519 signatures over a canonical form of a JSON result.
+
+A provider hands a customer ``result.signed.json``; the customer verifies it with the
+provider's public key and knows that no finding, no facts digest and no rule-pack digest
+was changed after the run. What is signed:
+
+* the whole result document except the ``signature`` block (so the findings, every
+  ``subjects[].facts_digest``, ``rule_pack.digest``, the parameters, the summary and the
+  timestamps), together with the signature block's own metadata (algorithm, key
+  fingerprint, covered keys) — nothing in the file can change without breaking it;
+* in canonical form: UTF-8 JSON with keys sorted, no whitespace (``separators=(",",
+  ":")``), non-ASCII kept as is; prefixed with a domain tag so a signature over a result
+  can never be replayed as a signature over anything else. Re-indenting the file does
+  not break the signature; changing any value does.
+
+``cryptography`` is imported here only, and only when a key is used.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from validator.errors import SpecCheckError
+
+ALGORITHM = "ed25519"
+CANONICALIZATION = "spec-check/canonical-json/1"  # sorted keys, compact, UTF-8
+DOMAIN = b"spec-check/signed-result/1\n"
+SIGNED_KEYS_NOTE = "the whole result except signature.value"
+
+
+class KeyFileError(SpecCheckError):
+    """A key file that is missing, unreadable or not the expected kind of key."""
+
+
+def canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def payload(document: dict[str, Any], meta: dict[str, Any]) -> bytes:
+    body = {k: v for k, v in document.items() if k != "signature"}
+    return DOMAIN + canonical({"result": body, "signature": meta})
+
+
+def fingerprint(raw_public: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw_public).hexdigest()
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    """Atomic write with ``mode`` set before the name appears (a key is never world-readable)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+
+
+def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
+    """Write PREFIX.key (PKCS#8 PEM, mode 0600) and PREFIX.pub (SubjectPublicKeyInfo PEM)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key_path, pub_path = Path(f"{prefix}.key"), Path(f"{prefix}.pub")
+    for p in (key_path, pub_path):
+        if p.exists() and not force:
+            raise SpecCheckError("already exists; refusing to overwrite a key (use --force)", file=str(p))
+    key = Ed25519PrivateKey.generate()
+    private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption())
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    _write(key_path, private_pem, 0o600)
+    _write(pub_path, public_pem, 0o644)
+    return key_path, pub_path
+
+
+def _read_key_bytes(path: Path) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise KeyFileError(f"cannot read key: {exc.strerror or exc}", file=str(path)) from None
+    if len(data) > 64 * 1024:
+        raise KeyFileError("not a key file (too large)", file=str(path))
+    return data
+
+
+def load_private_key(path: Path) -> Any:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    data = _read_key_bytes(path)
+    if b"PUBLIC KEY" in data:
+        raise KeyFileError("is a public key; sign with the private PREFIX.key", file=str(path))
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise KeyFileError(f"not an unencrypted PEM private key ({exc})", file=str(path)) from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise KeyFileError(f"not an Ed25519 key ({type(key).__name__})", file=str(path))
+    return key
+
+
+def load_public_key(path: Path) -> Any:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    data = _read_key_bytes(path)
+    if b"PRIVATE KEY" in data:
+        raise KeyFileError("is a private key; verify with the public PREFIX.pub", file=str(path))
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as exc:
+        raise KeyFileError(f"not a PEM public key ({exc})", file=str(path)) from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise KeyFileError(f"not an Ed25519 key ({type(key).__name__})", file=str(path))
+    return key
+
+
+def _raw_public(public_key: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    raw: bytes = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return raw
+
+
+def sign_document(document: dict[str, Any], key_path: Path) -> dict[str, Any]:
+    """The document with a ``signature`` block (an existing one is replaced)."""
+    key = load_private_key(key_path)
+    body = {k: v for k, v in document.items() if k != "signature"}
+    meta = {
+        "algorithm": ALGORITHM,
+        "key_fingerprint": fingerprint(_raw_public(key.public_key())),
+        "canonicalization": CANONICALIZATION,
+        "covers": sorted(body),
+        "note": f"signed: {SIGNED_KEYS_NOTE}; includes findings, subjects[].facts_digest, rule_pack.digest",
+    }
+    try:
+        sig = key.sign(payload(body, meta))
+    except ValueError as exc:  # NaN or Infinity in the document: not canonical JSON
+        raise SpecCheckError(f"cannot sign: {exc}") from None
+    return {**body, "signature": {**meta, "value": base64.b64encode(sig).decode("ascii")}}
+
+
+def verify_document(document: Any, key_path: Path, where: str) -> str | None:
+    """None when intact; otherwise why not. Unusable input raises SpecCheckError (exit 2)."""
+    from cryptography.exceptions import InvalidSignature
+
+    key = load_public_key(key_path)  # a bad key is an exit-2 error before anything else
+    if not isinstance(document, dict) or not isinstance(document.get("signature"), dict):
+        raise SpecCheckError("not a signed spec-check result (no signature block)", file=where)
+    block = document["signature"]
+    if block.get("algorithm") != ALGORITHM:
+        raise SpecCheckError(f'unsupported signature algorithm "{block.get("algorithm")}"', file=where)
+    if block.get("canonicalization") != CANONICALIZATION:
+        raise SpecCheckError(f'unsupported canonicalization "{block.get("canonicalization")}"', file=where)
+    try:
+        sig = base64.b64decode(str(block.get("value", "")), validate=True)
+    except ValueError:
+        return "the signature value is not base64"
+    want = fingerprint(_raw_public(key))
+    if block.get("key_fingerprint") != want:
+        return f"signed by another key ({block.get('key_fingerprint')}, this key is {want})"
+    body = {k: v for k, v in document.items() if k != "signature"}
+    meta = {k: v for k, v in block.items() if k != "value"}
+    if sorted(body) != block.get("covers"):
+        return "the result's top-level keys differ from those signed"
+    try:
+        key.verify(sig, payload(body, meta))
+    except InvalidSignature:
+        return "the signature does not match the content (the result was changed after signing)"
+    except ValueError as exc:
+        return f"the content is not canonical JSON ({exc})"
+    return None
