@@ -1,0 +1,91 @@
+"""Engine paths that per-rule cases do not reach: unknown is never pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import built, document, run_rules
+from validator.engine import Context, evaluate
+from validator.loader import load_pack
+from validator.model import Status
+from validator.spec import load_fact_catalogue, load_spec, resolve_parameters
+
+
+def _one(findings: list, rule: str):  # type: ignore[no-untyped-def]
+    [f] = [f for f in findings if f.rule == rule]
+    return f
+
+
+def test_missing_fact_is_an_error_not_a_pass() -> None:
+    f = _one(run_rules({}, select=("MEM-02.shm-small",)), "MEM-02.shm-small")
+    assert f.status is Status.ERROR and "was not gathered" in f.message
+
+
+def test_error_value_carries_reason_and_source() -> None:
+    facts = {"memory.shm_size": {"error": "statvfs(/dev/shm): No such file or directory", "source": "os.statvfs"}}
+    f = _one(run_rules(facts, select=("MEM-02.shm",)), "MEM-02.shm-small")
+    assert f.status is Status.ERROR
+    assert "No such file or directory" in f.message and f.source == "os.statvfs"
+
+
+def test_wrong_type_is_an_error() -> None:
+    f = _one(run_rules({"memory.shm_size": "lots"}, select=("MEM-02.shm",)), "MEM-02.shm-small")
+    assert f.status is Status.ERROR and "cannot evaluate" in f.message
+
+
+def test_condition_fact_error_is_an_error() -> None:
+    facts = {"gpu.count": {"error": "NVML Shared Library Not Found"}, "gpu.devices": {"items": {}}}
+    f = _one(run_rules(facts, select=("MEM-01.ecc",)), "MEM-01.ecc-disabled")
+    assert f.status is Status.ERROR and "cannot tell whether the rule applies" in f.message
+
+
+def test_values_are_converted_to_the_facts_unit() -> None:
+    # a port rate recorded in Mb/s still compares with 400 Gb/s
+    facts = {"rdma.ports": {"items": {"p:1": {"rate": "400000 Mb/s"}}}}
+    f = _one(run_rules(facts, select=("NET-01.fabric",)), "NET-01.fabric-port-slow")
+    assert f.status is Status.PASS and f.observed == "400000 Mb/s"
+    assert f.expected == "port rate >= 400000 Mb/s (fabric_port_rate)"
+    facts = {"rdma.ports": {"items": {"p:1": {"rate": "40 GB/s"}}}}  # bytes: 320 Gb/s
+    assert _one(run_rules(facts, select=("NET-01.fabric",)), "NET-01.fabric-port-slow").status is Status.FAIL
+
+
+def test_findings_are_sorted_and_deterministic() -> None:
+    facts = {"rdma.ports": {"items": {"b:1": {"rate": "400 Gb/s"}, "a:1": {"rate": "100 Gb/s"}}}}
+    one = run_rules(facts, select=("NET-01.fabric",))
+    assert [f.item for f in one] == ["a:1", "b:1"]
+    assert one == run_rules(facts, select=("NET-01.fabric",))
+
+
+STEP_RULE = """\
+rules:
+  - id: MON-02.interval-long
+    requirement: MON-02
+    scope: node
+    summary: s
+    why: w
+    remediation: r
+    fact: memory.shm_size
+    check: {op: lte, value: {formula: product, args: {a: {param: step_time}, b: 2}}}
+"""
+
+
+def _custom(tmp_path: Path, text: str, sets: tuple[str, ...] = ()) -> list:
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "pack.yaml").write_text('id: p\nspec_version: "1.0"\n')
+    (d / "r.yaml").write_text(text)
+    spec = load_spec("1.0")
+    cat = load_fact_catalogue()
+    ctx = Context(spec, cat, resolve_parameters(spec, sets=sets))
+    return evaluate(ctx, load_pack(spec, cat, pack_path=d), [document({"memory.shm_size": "1 GiB"})])
+
+
+def test_unset_parameter_skips_and_names_the_set_key(tmp_path: Path) -> None:
+    [f] = _custom(tmp_path, STEP_RULE)
+    assert f.status is Status.SKIP and "--set step_time=VALUE" in f.message
+
+
+def test_job_subjects_are_not_judged_by_node_rules() -> None:
+    b = built()
+    doc = document({"memory.shm_size": "1 MiB"}, kind="job")
+    assert evaluate(b.ctx, b.pack, [doc], select=("MEM-02",)) == []
