@@ -205,3 +205,29 @@ def test_help_and_version() -> None:
     assert r.returncode == 0 and "check" in r.stdout and "Exit codes" in r.stdout
     assert spec_check("--version").stdout.strip().startswith("spec-check, version")
     assert spec_check("nonsense").returncode == 2
+
+
+def test_probe_records_and_check_replays_the_real_node(tmp_path: Path) -> None:
+    """Record this machine with `probe -o`, evaluate the recording: same verdicts as live."""
+    jsonschema = pytest.importorskip("jsonschema")
+    facts = tmp_path / "facts.json"
+    r = spec_check("probe", "-o", str(facts))
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    doc = json.loads(facts.read_text())
+    jsonschema.validate(doc, json.loads((ROOT / "spec" / "facts.schema.json").read_text()))
+    assert doc["subject"]["kind"] == "node"
+    live = json.loads(spec_check("check", "--format", "json").stdout)
+    replay = json.loads(spec_check("check", "--facts", str(facts), "--format", "json").stdout)
+    key = lambda f: (f["rule"], f["item"], f["status"])  # noqa: E731
+    assert sorted(map(key, live["findings"])) == sorted(map(key, replay["findings"]))
+    assert live["summary"]["total"] >= 30
+
+
+def test_live_check_exit_code_matches_the_verdict() -> None:
+    r = spec_check("check", "--format", "json")
+    result = json.loads(r.stdout)
+    assert r.returncode == (0 if result["summary"]["conformant"] else 1)
+    statuses = {f["rule"]: f["status"] for f in result["findings"] if f["item"] is None}
+    # this test machine: the PCI bus is read for real; a GPU-less machine fails PLAT-01
+    pci_gpus = json.loads(spec_check("probe").stdout)["facts"]["accel.pci_count"]["value"]
+    assert statuses["PLAT-01.no-accelerator"] == ("pass" if pci_gpus else "fail")
