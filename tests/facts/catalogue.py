@@ -37,7 +37,8 @@ def _check(name: str, spec: dict[str, Any], fact: dict[str, Any]) -> None:
     assert "value" in fact, f"{name}: {fact}"
     assert _type_ok(spec["type"], fact["value"]), f"{name}: {fact['value']!r} is not {spec['type']}"
     if spec.get("unit"):
-        assert fact.get("unit") == spec["unit"], f"{name}: unit {fact.get('unit')} != {spec['unit']}"
+        got = fact.get("unit")
+        assert got == spec["unit"], f"{name}: unit {got} != {spec['unit']}"
 
 
 def check_facts(facts: dict[str, dict[str, Any]]) -> None:

@@ -33,6 +33,27 @@ def _source_line(path: str, line: int) -> str | None:
     return None
 
 
+def _group_passes(rows: list[Finding]) -> list[Finding]:
+    """One row per rule for its passing items ("8 items"), so a DGX's eight GPUs read as one."""
+    from dataclasses import replace
+
+    passes: dict[str, list[Finding]] = {}
+    out = []
+    for f in rows:
+        if f.status is Status.PASS and f.item is not None:
+            passes.setdefault(f.rule, []).append(f)
+        else:
+            out.append(f)
+    for group in passes.values():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        seen = sorted({g.observed or "" for g in group})
+        observed = ", ".join(seen[:3]) + (f" (+{len(seen) - 3} more values)" if len(seen) > 3 else "")
+        out.append(replace(group[0], item=f"{len(group)} items", observed=observed))
+    return out
+
+
 class TerminalRenderer:
     def __init__(self, *, verbose: bool = False, width: int | None = None):
         self.verbose = verbose
@@ -62,7 +83,7 @@ class TerminalRenderer:
                 for f in rows:
                     if f.status is Status.SKIP:
                         skipped.setdefault(f.message, []).append(f.rule + (f" {f.item}" if f.item else ""))
-                rows = [f for f in rows if f.status is not Status.SKIP]
+                rows = _group_passes([f for f in rows if f.status is not Status.SKIP])
                 rows.sort(key=lambda f: (STATUS_ORDER.index(f.status), f.sort_key()))
             table = Table(title=f"[bold]{escape(subject)}[/]", title_justify="left", show_lines=False,
                           pad_edge=False, expand=False, box=box.SIMPLE_HEAD)

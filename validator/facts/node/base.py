@@ -12,12 +12,16 @@ value that names the path and the errno text, never an exception that loses othe
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from validator.facts.document import Fact, error, value
+
+# domain:bus:device.function; Intel VMD domains have five hex digits (10000:e1:00.0)
+PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 @dataclass
@@ -44,8 +48,11 @@ class Context:
 class FactSource(Protocol):
     """A module that gathers some node facts (checked structurally, like pre-commit)."""
 
-    NAME: str
-    FACTS: tuple[str, ...]
+    @property
+    def NAME(self) -> str: ...  # module constants, as pre-commit's Language
+
+    @property
+    def FACTS(self) -> tuple[str, ...]: ...
 
     def collect(self, ctx: Context) -> dict[str, Fact]: ...
 
@@ -93,10 +100,7 @@ def pci_address(device_link: Path) -> str | None:
         real = device_link.resolve(strict=True)
     except (OSError, RuntimeError):
         return None
-    name = real.name
-    if len(name) == 12 and name[4] == ":" and name[7] == ":" and name[10] == ".":
-        return name
-    return None
+    return real.name if PCI_ADDRESS.match(real.name) else None
 
 
 def errors_for(facts: tuple[str, ...], reason: str, source: str | None = None) -> dict[str, Fact]:

@@ -17,25 +17,26 @@ Follows shared/reference/node-probing.md section 1. The traps it handles:
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, parse_numa, read_fact
+from validator.facts.node.nvidia_health import (
+    decode_reasons,
+    fabric,
+    memory_repair,
+    nvlinks,
+    reason,
+    remaps,
+)
 from validator.facts.node.pci import device_dir, nearest_port, pci_vendor_counts, sysfs_bdf
 
 NAME = "nvidia"
 FACTS = ("gpu.vendor", "gpu.count", "gpu.driver_version", "gpu.cuda_version", "gpu.models",
          "gpu.devices")
 
-EVENT_REASONS = (  # bit -> name, per nvmlClocksEventReason* / nvmlClocksThrottleReason*
-    (0x1, "gpu_idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"),
-    (0x8, "hw_slowdown"), (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"),
-    (0x40, "hw_thermal_slowdown"), (0x80, "hw_power_brake_slowdown"),
-    (0x100, "display_clock_setting"), (0x200, "board_limit"), (0x400, "reliability"),
-)
-FABRIC_STATES = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}
 _HINTS = {
     "LibraryNotFound": "no NVIDIA driver (libnvidia-ml.so.1 not found)",
     "DriverNotLoaded": "the NVIDIA kernel module is not loaded",
@@ -44,19 +45,14 @@ _HINTS = {
 }
 
 
-def reason(exc: BaseException) -> str:
-    """'NotSupported: Not Supported' - the NVML error class and its message."""
-    name = type(exc).__name__.removeprefix("NVMLError_")
-    return f"{name}: {exc}"
-
-
 def collect(ctx: Context) -> dict[str, Fact]:
-    nv = ctx.nvml
+    nv: Any = ctx.nvml
     if nv is None:
         try:
-            import pynvml as nv
+            import pynvml
         except ImportError as exc:
             return _all_errors(f"nvidia-ml-py is not installed ({exc})", "nvml:import")
+        nv = pynvml
     try:
         nv.nvmlInit()
     except nv.NVMLError as exc:
@@ -64,10 +60,8 @@ def collect(ctx: Context) -> dict[str, Fact]:
     try:
         return _collect(ctx, nv)
     finally:
-        try:
+        with contextlib.suppress(nv.NVMLError):
             nv.nvmlShutdown()
-        except nv.NVMLError:
-            pass
 
 
 def _all_errors(msg: str, source: str) -> dict[str, Fact]:
@@ -81,9 +75,8 @@ def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
     if name == "LibraryNotFound" and on_bus is not None and not on_bus.get("nvidia"):
         # no driver and no NVIDIA GPU: a node without GPUs, which is a fact, not an error
         why = f"no NVIDIA GPU on this node ({reason(exc)}; none on the PCI bus)"
-        vendor = "amd" if on_bus.get("amd") else "none"
-        return {
-            "gpu.vendor": value(vendor, source="sysfs: PCI scan"),
+        return {  # (AMD-only nodes never get here: gpu.py sends them to amdsmi)
+            "gpu.vendor": value("none", source="sysfs: PCI scan"),
             "gpu.count": value(0, source=src),
             "gpu.driver_version": error(why, source=src),
             "gpu.cuda_version": error(why, source=src),
@@ -170,10 +163,10 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
         f["ecc_pending"] = value(ecc["value"][1] == on, source=ecc["source"])
     else:
         f["ecc_enabled"], f["ecc_pending"] = ecc, dict(ecc)
-    f.update(_remaps(nv, h))
+    f.update(remaps(nv, h))
     f["retired_pages_pending"] = _get(nv, lambda v: v == nv.NVML_FEATURE_ENABLED,
                                       "nvmlDeviceGetRetiredPagesPendingStatus", h)
-    f["memory_repair"] = _memory_repair(nv, h, f)
+    f["memory_repair"] = memory_repair(nv, h, f)
     f["persistence_mode"] = _get(nv, lambda v: v == nv.NVML_FEATURE_ENABLED,
                                  "nvmlDeviceGetPersistenceMode", h)
     f["pstate"] = _get(nv, int, "nvmlDeviceGetPerformanceState", h)
@@ -184,8 +177,8 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
     f["pcie_width_current"] = _get(nv, int, "nvmlDeviceGetCurrPcieLinkWidth", h, unit="x")
     f["pcie_width_max"] = _get(nv, int, "nvmlDeviceGetMaxPcieLinkWidth", h, unit="x")
     f["pcie_width_device_max"] = dict(f["pcie_width_max"])  # NVML has no device-only width
-    f.update(_nvlinks(nv, h))
-    f.update(_fabric(nv, h))
+    f.update(nvlinks(nv, h))
+    f.update(fabric(nv, h))
     f["throttle_reasons"] = _get(nv, decode_reasons, "nvmlDeviceGetCurrentClocksEventReasons", h,
                                  fallback="nvmlDeviceGetCurrentClocksThrottleReasons")
     f["power_draw"] = _get(nv, lambda mw: mw / 1000, "nvmlDeviceGetPowerUsage", h, unit="W")
@@ -205,107 +198,11 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
     return f
 
 
-def decode_reasons(mask: int) -> list[str]:
-    names = [name for bit, name in EVENT_REASONS if mask & bit]
-    rest = mask & ~sum(bit for bit, _ in EVENT_REASONS)
-    if rest:
-        names.append(f"unknown_{rest:#x}")
-    return names
-
-
-def _remaps(nv: Any, h: Any) -> dict[str, Fact]:
-    src = "nvml:nvmlDeviceGetRemappedRows"
-    try:
-        _corr, _unc, pending, failure = nv.nvmlDeviceGetRemappedRows(h)
-    except nv.NVMLError_NotSupported as exc:
-        why = f"{reason(exc)} (row remapping needs Ampere or newer"
-        try:
-            if nv.nvmlDeviceGetMigMode(h)[0] == nv.NVML_DEVICE_MIG_ENABLE:
-                why = f"{reason(exc)} (not reported while MIG is enabled"
-        except nv.NVMLError:
-            pass
-        return {"remapped_rows_pending": error(why + ")", source=src),
-                "remapped_rows_failure": error(why + ")", source=src)}
-    except nv.NVMLError as exc:
-        return {"remapped_rows_pending": error(reason(exc), source=src),
-                "remapped_rows_failure": error(reason(exc), source=src)}
-    return {"remapped_rows_pending": value(bool(pending), source=src),
-            "remapped_rows_failure": value(bool(failure), source=src)}
-
-
-def _memory_repair(nv: Any, h: Any, f: dict[str, Fact]) -> Fact:
-    """row_remapping on Ampere and later, page_retirement before: which calls apply."""
-    src = "nvml:nvmlDeviceGetArchitecture"
-    try:
-        arch = int(nv.nvmlDeviceGetArchitecture(h))
-    except nv.NVMLError as exc:
-        arch, why = None, reason(exc)
-    else:
-        why = "architecture unknown to NVML"
-    if arch is not None and arch != nv.NVML_DEVICE_ARCH_UNKNOWN:
-        kind = "row_remapping" if arch >= nv.NVML_DEVICE_ARCH_AMPERE else "page_retirement"
-        return value(kind, source=src)
-    # no architecture: judge by which of the two calls the GPU answers
-    if "value" in f["remapped_rows_pending"]:
-        return value("row_remapping", source="nvml:nvmlDeviceGetRemappedRows")
-    if "value" in f["retired_pages_pending"]:
-        return value("page_retirement", source="nvml:nvmlDeviceGetRetiredPagesPendingStatus")
-    return error(f"{why}; neither remapped rows nor retired pages answered", source=src)
-
-
-def _nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
-    src = "nvml:nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_LINK_COUNT)"
-    names = ("nvlink_count", "nvlink_inactive", "nvlink_remote_switch")
-    try:
-        fv = nv.nvmlDeviceGetFieldValues(h, [nv.NVML_FI_DEV_NVLINK_LINK_COUNT])[0]
-        if fv.nvmlReturn != nv.NVML_SUCCESS:
-            raise nv.NVMLError(fv.nvmlReturn)
-        count = int(fv.value.uiVal)
-    except nv.NVMLError as exc:
-        return {n: error(reason(exc), source=src) for n in names}
-    inactive, active = [], []
-    try:
-        for link in range(count):
-            try:
-                state = nv.nvmlDeviceGetNvLinkState(h, link)
-            except (nv.NVMLError_InvalidArgument, nv.NVMLError_NotSupported):
-                inactive.append(link)  # counted as present but not usable
-                continue
-            (active if state == nv.NVML_FEATURE_ENABLED else inactive).append(link)
-        remote = [nv.nvmlDeviceGetNvLinkRemoteDeviceType(h, link) for link in active]
-    except nv.NVMLError as exc:
-        return {"nvlink_count": value(count, source=src),
-                "nvlink_inactive": error(reason(exc), source="nvml:nvmlDeviceGetNvLinkState"),
-                "nvlink_remote_switch": error(reason(exc), source="nvml:nvmlDeviceGetNvLink*")}
-    switch = bool(remote) and all(t == nv.NVML_NVLINK_DEVICE_TYPE_SWITCH for t in remote)
-    return {"nvlink_count": value(count, source=src),
-            "nvlink_inactive": value(inactive, source="nvml:nvmlDeviceGetNvLinkState"),
-            "nvlink_remote_switch": value(switch,
-                                          source="nvml:nvmlDeviceGetNvLinkRemoteDeviceType")}
-
-
-def _fabric(nv: Any, h: Any) -> dict[str, Fact]:
-    src = "nvml:nvmlDeviceGetGpuFabricInfoV"
-    info = nv.c_nvmlGpuFabricInfoV_t()
-    try:
-        nv.nvmlDeviceGetGpuFabricInfoV(h, ctypes.byref(info))
-    except (nv.NVMLError_FunctionNotFound, nv.NVMLError_NotSupported):
-        return {"fabric_state": value("not_supported", source=src),
-                "fabric_status": value("not_supported", source=src)}
-    except nv.NVMLError as exc:
-        return {"fabric_state": error(reason(exc), source=src),
-                "fabric_status": error(reason(exc), source=src)}
-    state = FABRIC_STATES.get(int(info.state), f"unknown_{int(info.state)}")
-    status = "ok" if info.status == nv.NVML_SUCCESS else (
-        nv.nvmlExceptionClass(info.status).__name__.removeprefix("NVMLError_"))
-    return {"fabric_state": value(state, source=src), "fabric_status": value(status, source=src)}
-
-
 NEAREST = ("nearest_fabric_port", "nearest_fabric_distance", "nearest_fabric_rate")
-FIELDS = (
+FIELDS = (  # every gpu.devices field of spec/facts/node.yaml, besides index
     "uuid", "name", "pci_bus_id", "numa_node", "memory_total", "ecc_enabled", "ecc_pending",
-    "remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending",
-    "memory_repair", "persistence_mode", "pstate", "pcie_gen_current", "pcie_gen_max", "pcie_gen_device_max",
+    "remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending", "memory_repair",
+    "persistence_mode", "pstate", "pcie_gen_current", "pcie_gen_max", "pcie_gen_device_max",
     "pcie_width_current", "pcie_width_max", "pcie_width_device_max", "nvlink_count",
     "nvlink_inactive", "nvlink_remote_switch", "fabric_state", "fabric_status",
     "throttle_reasons", "power_draw", "power_limit", "energy_total", "utilization",

@@ -38,7 +38,7 @@ def match(name: str, argv0: str) -> str | None:
 def _live() -> set[str]:
     import psutil
 
-    found = set()
+    found: set[str] = set()
     for proc in psutil.process_iter(["name", "cmdline"]):
         info = proc.info
         argv = info.get("cmdline") or [""]
@@ -49,7 +49,7 @@ def _live() -> set[str]:
 
 
 def _tree(ctx: Context) -> set[str]:
-    found = set()
+    found: set[str] = set()
     try:
         pids = [p for p in ctx.procfs.iterdir() if p.name.isdigit()]
     except OSError:
