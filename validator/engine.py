@@ -301,7 +301,7 @@ def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str
     if rule.check.op in AGGREGATE_OPS:
         yield _aggregate(b, fact, members)
         return
-    found = [b.verdict(m["fields"].get(rule.field), facts, m["fields"], m["id"]) for m in members]
+    found = [b.verdict(m["fields"].get(rule.field), facts, m["fields"], _item_label(m)) for m in members]
     judged = [f for f in found if not (f.status is Status.SKIP and rule.where)]
     if not judged:
         empty = rule.if_empty
@@ -310,6 +310,13 @@ def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str
         yield b.make(status, b.static_expected(), message, fact=fact)
         return
     yield from found
+
+
+def _item_label(member: Mapping[str, Any]) -> str:
+    """``GPU0 (GPU-4a3f...)``: a GPU's index can change across reboots, its UUID cannot, and
+    waivers and auditors name GPUs by UUID."""
+    uuid = member["fields"].get("uuid", {}).get("value")
+    return f"{member['id']} ({uuid})" if isinstance(uuid, str) and uuid else str(member["id"])
 
 
 def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]]) -> Finding:

@@ -17,30 +17,54 @@ from validator.errors import SpecCheckError
 from validator.model import RESULT_SCHEMA, Report, Status, report_from_dict
 
 MAX_RESULT_BYTES = 256 * 1024 * 1024
-_TOP = {"command": str, "spec_version": str, "tool_version": str, "rule_pack": dict,
-        "generated_at": str, "findings": list}
+_TOP = {
+    "command": str,
+    "spec_version": str,
+    "tool_version": str,
+    "rule_pack": dict,
+    "generated_at": str,
+    "findings": list,
+}
 _FINDING = ("rule", "requirement", "status", "subject")
 _STATUSES = {s.value for s in Status}
 
 
-def read_json(path: Path) -> Any:
-    """Parse one JSON file; every failure is one error naming the file (and line)."""
+def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
+    """Parse one JSON file; every failure is one error naming the file (and line).
+
+    Keys repeated within one object are collected into ``duplicates`` when given: JSON
+    parsers disagree on which copy wins, so a signed file with one is never intact.
+    """
     where = str(path)
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if duplicates is not None and len(out) != len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    duplicates.append(key)
+                seen.add(key)
+        return out
+
     try:
         if path.stat().st_size > MAX_RESULT_BYTES:
             raise SpecCheckError(f"larger than {MAX_RESULT_BYTES // 2**20} MiB", file=where)
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecCheckError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=where) from None
+        raise SpecCheckError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=where
+        ) from None
     except IsADirectoryError:
         raise SpecCheckError("is a directory, expected a JSON result", file=where) from None
     except OSError as exc:
         raise SpecCheckError(f"cannot read: {exc.strerror or exc}", file=where) from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        raise SpecCheckError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where,
-                             line=exc.lineno) from None
+        raise SpecCheckError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", file=where, line=exc.lineno
+        ) from None
     except RecursionError:
         raise SpecCheckError("invalid JSON: nested too deeply", file=where) from None
 
@@ -48,17 +72,21 @@ def read_json(path: Path) -> Any:
 def check_result(data: Any, where: str) -> dict[str, Any]:
     """The document if it is a spec-check result; else one error saying what is wrong."""
     if not isinstance(data, dict):
-        raise SpecCheckError(f"not a spec-check result (a JSON {type(data).__name__}, "
-                             "expected an object)", file=where)
+        raise SpecCheckError(
+            f"not a spec-check result (a JSON {type(data).__name__}, expected an object)",
+            file=where,
+        )
     schema = data.get("schema")
     if schema != RESULT_SCHEMA:
-        hint = f'schema "{schema}"' if schema else "no \"schema\" key"
-        raise SpecCheckError(f"not a spec-check result ({hint}; expected \"{RESULT_SCHEMA}\")",
-                             file=where)
+        hint = f'schema "{schema}"' if schema else 'no "schema" key'
+        raise SpecCheckError(
+            f'not a spec-check result ({hint}; expected "{RESULT_SCHEMA}")', file=where
+        )
     for key, kind in _TOP.items():
         if not isinstance(data.get(key), kind):
-            raise SpecCheckError(f'"{key}" missing or not a JSON {kind.__name__} (truncated?)',
-                                 file=where)
+            raise SpecCheckError(
+                f'"{key}" missing or not a JSON {kind.__name__} (truncated?)', file=where
+            )
     for name in ("subjects", "rules", "requirements"):
         if not isinstance(data.get(name, []), list):
             raise SpecCheckError(f'"{name}" is not a list', file=where)
@@ -82,8 +110,9 @@ def to_report(data: dict[str, Any], where: str) -> Report:
     try:
         return report_from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise SpecCheckError(f"not a valid spec-check result ({type(exc).__name__}: {exc})",
-                             file=where) from None
+        raise SpecCheckError(
+            f"not a valid spec-check result ({type(exc).__name__}: {exc})", file=where
+        ) from None
 
 
 def load_result(path: Path) -> tuple[dict[str, Any], Report]:

@@ -39,8 +39,9 @@ class KeyFileError(SpecCheckError):
 
 
 def canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
 
 
 def payload(document: dict[str, Any], meta: dict[str, Any]) -> bytes:
@@ -79,12 +80,16 @@ def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
     key_path, pub_path = Path(f"{prefix}.key"), Path(f"{prefix}.pub")
     for p in (key_path, pub_path):
         if p.exists() and not force:
-            raise SpecCheckError("already exists; refusing to overwrite a key (use --force)", file=str(p))
+            raise SpecCheckError(
+                "already exists; refusing to overwrite a key (use --force)", file=str(p)
+            )
     key = Ed25519PrivateKey.generate()
-    private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption())
-    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    private_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public_pem = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     _write(key_path, private_pem, 0o600)
     _write(pub_path, public_pem, 0o644)
     return key_path, pub_path
@@ -166,9 +171,13 @@ def verify_document(document: Any, key_path: Path, where: str) -> str | None:
         raise SpecCheckError("not a signed spec-check result (no signature block)", file=where)
     block = document["signature"]
     if block.get("algorithm") != ALGORITHM:
-        raise SpecCheckError(f'unsupported signature algorithm "{block.get("algorithm")}"', file=where)
+        raise SpecCheckError(
+            f'unsupported signature algorithm "{block.get("algorithm")}"', file=where
+        )
     if block.get("canonicalization") != CANONICALIZATION:
-        raise SpecCheckError(f'unsupported canonicalization "{block.get("canonicalization")}"', file=where)
+        raise SpecCheckError(
+            f'unsupported canonicalization "{block.get("canonicalization")}"', file=where
+        )
     try:
         sig = base64.b64decode(str(block.get("value", "")), validate=True)
     except ValueError:

@@ -22,17 +22,20 @@ typo must not leave a finding unwaived, or a renamed rule waived by accident).
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from validator.errors import RuleFileError
 from validator.model import Finding, Report, Status
 
+_PAIR = re.compile(r"^\s*(?P<a>.+?)\s*->\s*(?P<b>.+?)\s*$")
 GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
 _WAIVABLE = (Status.FAIL, Status.WARN, Status.ERROR)
 _KEYS = ("id", "subject", "justification", "approver", "expires")
@@ -74,9 +77,14 @@ class Waiver:
 
     def record(self, today: date) -> dict[str, Any]:
         """What a waived finding carries (``Finding.waiver``)."""
-        return {"id": self.id, "subject": self.subject, "justification": self.justification,
-                "approver": self.approver, "expires": self.expires.isoformat(),
-                "active": self.active_on(today)}
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "justification": self.justification,
+            "approver": self.approver,
+            "expires": self.expires.isoformat(),
+            "active": self.active_on(today),
+        }
 
 
 def subject_matches(pattern: str, f: Finding) -> bool:
@@ -85,14 +93,19 @@ def subject_matches(pattern: str, f: Finding) -> bool:
     * a GPU UUID (``GPU-…``/``MIG-…``) matches a finding whose item label or source holds
       that UUID (findings name GPUs by index, ``GPU0``; the UUID is matched only where the
       engine puts it in the label, e.g. ``GPU0 (GPU-8f…)``);
-    * otherwise a shell glob (or plain name) against the subject, or against the config
-      file of a lint finding (whole path, or its trailing components: ``conf/ds.json``).
+    * otherwise a shell glob (or plain name) against the subject; against either end of
+      a cluster finding's measured pair ``a->b`` (a waived host's slow link is waived on
+      both of its pairs); or against the config file of a lint finding (whole path, or its
+      trailing components: ``conf/ds.json``).
     """
     if GPU_UUID.match(pattern):
         needle = pattern.lower()
         return any(needle in (text or "").lower() for text in (f.item, f.source))
     if fnmatchcase(f.subject, pattern):
         return True
+    pair = _PAIR.match(f.item or "")
+    if pair and (fnmatchcase(pair["a"], pattern) or fnmatchcase(pair["b"], pattern)):
+        return True  # a host's waiver covers the cluster's measurements of its pairs
     if f.location is not None:
         path = PurePosixPath(f.location.file.replace("\\", "/"))
         parts = path.parts
@@ -135,31 +148,53 @@ def _date(raw: Any) -> date | None:
 def _entry(raw: Any, index: int, where: str, fallback: int | None, known: set[str]) -> Waiver:
     line = _line(raw) or fallback
     if not isinstance(raw, dict):
-        raise WaiverFileError(f"waivers[{index}]: expected a mapping with {', '.join(_KEYS)}",
-                              file=where, line=line)
+        raise WaiverFileError(
+            f"waivers[{index}]: expected a mapping with {', '.join(_KEYS)}", file=where, line=line
+        )
     for key in raw:
         if key not in _KEYS:
-            raise WaiverFileError(f'waivers[{index}]: unknown key "{key}" (allowed: {", ".join(_KEYS)})',
-                                  file=where, line=_line(raw, key))
+            raise WaiverFileError(
+                f'waivers[{index}]: unknown key "{key}" (allowed: {", ".join(_KEYS)})',
+                file=where,
+                line=_line(raw, key),
+            )
     for key in _KEYS:
         if key not in raw:
             raise WaiverFileError(f'waivers[{index}]: missing "{key}"', file=where, line=line)
     for key in ("id", "subject", "justification", "approver"):
         if not isinstance(raw[key], str) or not raw[key].strip():
-            raise WaiverFileError(f'waivers[{index}].{key}: must be a non-empty string',
-                                  file=where, line=_line(raw, key))
+            raise WaiverFileError(
+                f"waivers[{index}].{key}: must be a non-empty string",
+                file=where,
+                line=_line(raw, key),
+            )
     expires = _date(raw["expires"])
     if expires is None:
-        raise WaiverFileError(f"waivers[{index}].expires: not a date (write YYYY-MM-DD)",
-                              file=where, line=_line(raw, "expires"))
+        raise WaiverFileError(
+            f"waivers[{index}].expires: not a date (write YYYY-MM-DD)",
+            file=where,
+            line=_line(raw, "expires"),
+        )
     wid = raw["id"].strip()
     if wid not in known:
-        close = sorted(k for k in known if k.startswith(wid.split(".")[0]))[:5]
-        hint = f" (did you mean: {', '.join(close)}?)" if close else " (see `spec-check rules list`)"
-        raise WaiverFileError(f'waivers[{index}].id: no rule or requirement "{wid}"{hint}',
-                              file=where, line=_line(raw, "id"))
-    return Waiver(wid, raw["subject"].strip(), raw["justification"].strip(), raw["approver"].strip(),
-                  expires, where, line)
+        close = difflib.get_close_matches(wid, sorted(known), n=4, cutoff=0.6)
+        hint = (
+            f" (did you mean: {', '.join(close)}?)" if close else " (see `spec-check rules list`)"
+        )
+        raise WaiverFileError(
+            f'waivers[{index}].id: no rule or requirement "{wid}"{hint}',
+            file=where,
+            line=_line(raw, "id"),
+        )
+    return Waiver(
+        wid,
+        raw["subject"].strip(),
+        raw["justification"].strip(),
+        raw["approver"].strip(),
+        expires,
+        where,
+        line,
+    )
 
 
 def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, ...]:
@@ -176,21 +211,31 @@ def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, 
     if isinstance(data, dict):
         extra = [k for k in data if k != "waivers"]
         if extra:
-            raise WaiverFileError(f'unknown top-level key "{extra[0]}" (expected "waivers:")',
-                                  file=where, line=_line(data, extra[0]))
+            raise WaiverFileError(
+                f'unknown top-level key "{extra[0]}" (expected "waivers:")',
+                file=where,
+                line=_line(data, extra[0]),
+            )
         entries = data.get("waivers")
     if entries is None:
         entries = []
     if not isinstance(entries, list):
-        raise WaiverFileError("expected a list of waivers (or a mapping with `waivers:`)",
-                              file=where, line=_line(entries) or _line(data))
+        raise WaiverFileError(
+            "expected a list of waivers (or a mapping with `waivers:`)",
+            file=where,
+            line=_line(entries) or _line(data),
+        )
     known = {r.id for r in pack.rules} | {q.id for q in spec.requirements}
     item_lines = getattr(entries, "item_lines", [])
-    return tuple(_entry(raw, i, where, item_lines[i] if i < len(item_lines) else None, known)
-                 for i, raw in enumerate(entries))
+    return tuple(
+        _entry(raw, i, where, item_lines[i] if i < len(item_lines) else None, known)
+        for i, raw in enumerate(entries)
+    )
 
 
-def apply_waivers(report: Report, waivers: Iterable[Waiver], *, today: date | None = None) -> Report:
+def apply_waivers(
+    report: Report, waivers: Iterable[Waiver], *, today: date | None = None
+) -> Report:
     """The report with each waivable finding (fail, warn, error) carrying its waiver.
 
     Where several waivers match, an active one wins over an expired one, and a rule's
@@ -203,7 +248,11 @@ def apply_waivers(report: Report, waivers: Iterable[Waiver], *, today: date | No
     def pick(f: Finding) -> dict[str, Any] | None:
         if f.status not in _WAIVABLE:
             return None
-        hits = [(not w.active_on(day), w.id != f.rule, i, w) for i, w in enumerate(waivers) if w.matches(f)]
+        hits = [
+            (not w.active_on(day), w.id != f.rule, i, w)
+            for i, w in enumerate(waivers)
+            if w.matches(f)
+        ]
         return min(hits, key=lambda h: h[:3])[3].record(day) if hits else None
 
     return report.with_findings(tuple(replace(f, waiver=pick(f)) for f in report.findings))

@@ -21,14 +21,23 @@ def keygen(prefix: str, force: bool) -> None:
     from validator.signing import keygen as make
 
     key, pub = make(prefix, force=force)
-    click.echo(f"wrote {key} (private; keep it secret) and {pub} (public; give it to customers)", err=True)
+    click.echo(
+        f"wrote {key} (private; keep it secret) and {pub} (public; give it to customers)", err=True
+    )
 
 
 @click.command()
 @click.argument("result", type=click.Path(path_type=Path))
-@click.option("--key", "key", required=True, type=click.Path(path_type=Path), help="Private key (PREFIX.key).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the signed result to FILE (atomically) instead of stdout.")
+@click.option(
+    "--key", "key", required=True, type=click.Path(path_type=Path), help="Private key (PREFIX.key)."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the signed result to FILE (atomically) instead of stdout.",
+)
 def sign(result: Path, key: Path, output: Path | None) -> None:
     """Sign a JSON result: the findings, facts digests and rule-pack digest (the whole
     result) in canonical form; writes the result plus a `signature` block."""
@@ -47,14 +56,23 @@ def sign(result: Path, key: Path, output: Path | None) -> None:
 
 @click.command()
 @click.argument("signed", type=click.Path(path_type=Path))
-@click.option("--key", "key", required=True, type=click.Path(path_type=Path), help="Public key (PREFIX.pub).")
+@click.option(
+    "--key", "key", required=True, type=click.Path(path_type=Path), help="Public key (PREFIX.pub)."
+)
 def verify(signed: Path, key: Path) -> None:
     """Verify a signed result: exit 0 intact, 1 changed, 2 unusable input."""
     from validator.results import read_json
     from validator.signing import load_public_key, verify_document
 
     load_public_key(key)
-    problem = verify_document(read_json(signed), key, str(signed))
+    duplicates: list[str] = []
+    document = read_json(signed, duplicates=duplicates)
+    problem = verify_document(document, key, str(signed))
+    if problem is None and duplicates:
+        problem = (
+            f'key "{duplicates[0]}" appears twice in one object (parsers disagree on which counts)'
+        )
+
     if problem is not None:
         click.echo(f"{signed}: NOT VERIFIED: {problem}", err=True)
         sys.exit(1)

@@ -18,8 +18,17 @@ from validator.model import Finding, Report, Status, summarize
 # Worst first; "waived" ranks below the problems it hides, above a clean pass.
 OUTCOMES = ("fail", "error", "warn", "waived", "pass", "skip", "none")
 PAIR = re.compile(r"^\s*(?P<a>.+?)\s*(?:->|→)\s*(?P<b>.+?)\s*$")
-_GBPS = {"Gb/s": 1.0, "Gbit/s": 1.0, "Gbps": 1.0, "Mb/s": 1e-3, "Mbit/s": 1e-3, "Tb/s": 1e3,
-         "GB/s": 8.0, "b/s": 1e-9, "bit/s": 1e-9}
+_GBPS = {
+    "Gb/s": 1.0,
+    "Gbit/s": 1.0,
+    "Gbps": 1.0,
+    "Mb/s": 1e-3,
+    "Mbit/s": 1e-3,
+    "Tb/s": 1e3,
+    "GB/s": 8.0,
+    "b/s": 1e-9,
+    "bit/s": 1e-9,
+}
 
 
 def waived(f: Finding) -> bool:
@@ -97,7 +106,8 @@ def _to_gbps(value: Any, unit: str | None) -> float | None:
 
 def bandwidth(report: Report) -> list[Measurement]:
     """Measured pairwise throughput: NET-01 findings whose item is ``a->b`` with a rate, and
-    ``extra["measurements"]`` entries (``{a|src|from, b|dst|to, value, unit}``); whatever is
+    ``extra["measurements"]`` entries (``{a|src|from|sender, b|dst|to|receiver, value,
+    unit}`` or ``{pair: "a->b", ...}``); whatever is
     not in that shape is left out rather than guessed at."""
     out: dict[tuple[str, str], Measurement] = {}
     for f in report.findings:
@@ -114,16 +124,15 @@ def bandwidth(report: Report) -> list[Measurement]:
     for r in rows:
         if not isinstance(r, dict):
             continue
-        a = r.get("a") or r.get("src") or r.get("from") or r.get("client")
-        b = r.get("b") or r.get("dst") or r.get("to") or r.get("server")
+        a = r.get("a") or r.get("src") or r.get("from") or r.get("sender")
+        b = r.get("b") or r.get("dst") or r.get("to") or r.get("receiver")
         pair = PAIR.match(str(r.get("pair") or r.get("item") or ""))
         if pair and not (a and b):
             a, b = pair["a"], pair["b"]
-        val = r.get("value", r.get("bandwidth", r.get("throughput")))
+        val: Any = r.get("value", r.get("bandwidth", r.get("throughput")))
+        unit = r.get("unit")
         if isinstance(val, dict):
             val, unit = val.get("value"), val.get("unit")
-        else:
-            unit = r.get("unit")
         gbps = _to_gbps(val, unit)
         if a and b and gbps is not None and (str(a), str(b)) not in out:
             out[(str(a), str(b))] = Measurement(str(a), str(b), gbps, "")
@@ -142,3 +151,14 @@ def threshold_gbps(report: Report) -> float:
         if got:
             return got
     return 400.0
+
+
+def pass_line_gbps(report: Report) -> float | None:
+    """Where a measured pair passes: the rate times the run's measured_efficiency (NET-01's
+    measured check), or None when the run has no such parameter."""
+    raw = report.parameters.get("measured_efficiency", {}).get("value")
+    try:
+        eff = float(str(raw))
+    except ValueError:
+        return None
+    return threshold_gbps(report) * eff if 0 < eff <= 1 else None

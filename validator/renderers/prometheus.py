@@ -11,7 +11,7 @@ alerted on differently from a MUST. Label values are escaped per the exposition 
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import TextIO
 
@@ -52,40 +52,63 @@ class PrometheusRenderer:
             out.append(f"# HELP {name} {help_text(text)}")
             out.append(f"# TYPE {name} gauge")
 
-        family("spec_check_info", "The spec-check run: tool, spec version and rule pack (value always 1).")
-        out.append("spec_check_info" + labels(tool_version=report.tool_version, spec_version=report.spec_version,
-                                              rule_pack=report.rule_pack.get("id", ""),
-                                              rule_pack_digest=report.rule_pack.get("digest", ""),
-                                              command=report.command) + " 1")
-        family("spec_check_last_run_timestamp_seconds", "When the result was generated (Unix time).")
+        family(
+            "spec_check_info", "The spec-check run: tool, spec version and rule pack (always 1)."
+        )
+        run = labels(
+            tool_version=report.tool_version,
+            spec_version=report.spec_version,
+            rule_pack=report.rule_pack.get("id", ""),
+            rule_pack_digest=report.rule_pack.get("digest", ""),
+            command=report.command,
+        )
+        out.append(f"spec_check_info{run} 1")
+        family(
+            "spec_check_last_run_timestamp_seconds", "When the result was generated (Unix time)."
+        )
         out.append(f"spec_check_last_run_timestamp_seconds {timestamp(report.generated_at):.0f}")
         family("spec_check_conformant", "1 if the whole run is conformant to the spec, else 0.")
         out.append(f"spec_check_conformant {int(report.summary.conformant)}")
 
+        # one pass over the findings and one over the cells: a fleet has hundreds of thousands
         cells = cov.matrix(report)
         subjects = cov.subject_names(report)
+        order = {rid: i for i, rid in enumerate(cov.requirement_ids(report))}
         level = {q.id: q.level for q in report.requirements}
-        family("spec_check_subject_conformant", "1 if the subject (node, job, cluster) is conformant, else 0.")
+        per_subject: dict[str, list[tuple[str, cov.Cell]]] = defaultdict(list)
+        for (name, rid), c in cells.items():
+            per_subject[name].append((rid, c))
+        tally: dict[str, Counter[str]] = defaultdict(Counter)
+        for f in report.findings:
+            tally[f.subject][f.status.value] += 1
+            tally[f.subject]["waived"] += cov.waived(f)
+
+        family(
+            "spec_check_subject_conformant",
+            "1 if the subject (node, job, cluster) is conformant, else 0.",
+        )
         for name in subjects:
-            ok = all(c.conformant for (s, _), c in cells.items() if s == name)
-            out.append("spec_check_subject_conformant" + labels(subject=name) + f" {int(ok)}")
-        family("spec_check_requirement_conformant",
-               "1 if no unwaived fail (or MUST error) remains for the requirement on the subject, else 0.")
+            ok = all(c.conformant for _, c in per_subject[name])
+            out.append(f"spec_check_subject_conformant{labels(subject=name)} {int(ok)}")
+        family(
+            "spec_check_requirement_conformant",
+            "1 if no unwaived fail (or MUST error) remains for the requirement on the subject.",
+        )
         for name in subjects:
-            for rid in cov.requirement_ids(report):
-                c = cells.get((name, rid))
-                if c is None:
-                    continue
-                lvl = level.get(rid) or c.findings[0].level
-                out.append("spec_check_requirement_conformant"
-                           + labels(subject=name, requirement=rid, level=lvl) + f" {int(c.conformant)}")
-        family("spec_check_findings", "Findings per subject and status (waived findings keep their status).")
+            for rid, c in sorted(per_subject[name], key=lambda rc: order[rc[0]]):
+                lab = labels(
+                    subject=name, requirement=rid, level=level.get(rid) or c.findings[0].level
+                )
+                out.append(f"spec_check_requirement_conformant{lab} {int(c.conformant)}")
+        family(
+            "spec_check_findings",
+            "Findings per subject and status (waived ones keep their status).",
+        )
         for name in subjects:
-            tally = Counter(f.status.value for f in report.findings if f.subject == name)
             for st in Status:
-                out.append("spec_check_findings" + labels(subject=name, status=st.value) + f" {tally[st.value]}")
+                lab = labels(subject=name, status=st.value)
+                out.append(f"spec_check_findings{lab} {tally[name][st.value]}")
         family("spec_check_findings_waived", "Findings per subject under an active waiver.")
         for name in subjects:
-            n = sum(1 for f in report.findings if f.subject == name and cov.waived(f))
-            out.append("spec_check_findings_waived" + labels(subject=name) + f" {n}")
+            out.append(f"spec_check_findings_waived{labels(subject=name)} {tally[name]['waived']}")
         stream.write("\n".join(out) + "\n")

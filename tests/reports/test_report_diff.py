@@ -1,0 +1,169 @@
+"""``spec-check report`` (every format from one result; bad input -> exit 2) and
+``spec-check diff`` (new failures -> exit 1)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from tests.reports.conftest import make_report, real_result, spec_check
+from validator.diffing import diff_reports
+from validator.model import Status
+from validator.renderers import available
+
+
+@pytest.mark.parametrize("fmt", sorted(available()))
+def test_report_renders_every_format(tmp_path, result_file, fmt):
+    out = tmp_path / f"out.{fmt}"
+    proc = spec_check("report", result_file, "--format", fmt, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 100
+
+
+def test_report_json_roundtrip_is_identity(tmp_path, result_file):
+    out = tmp_path / "again.json"
+    assert spec_check("report", result_file, "--format", "json", "-o", out).returncode == 0
+    assert json.loads(out.read_text()) == json.loads(result_file.read_text())
+
+
+def test_report_on_real_result(tmp_path):
+    res = real_result(tmp_path, "dgx_h100.json")
+    for fmt in ("html", "markdown", "prometheus"):
+        proc = spec_check("report", res, "--format", fmt)
+        assert proc.returncode == 0 and proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('{"schema": "spec-check/result/1", "command": "check", "findi', "invalid JSON"),
+        ("", "invalid JSON"),
+        ("[1, 2]", "expected an object"),
+        ('{"schema": "spec-check/facts/1", "facts": {}}', 'schema "spec-check/facts/1"'),
+        ('{"version": "2.1.0", "runs": []}', 'no "schema" key'),
+        ('{"schema": "spec-check/result/1"}', '"command" missing'),
+        (None, "findings[0]: unknown status"),
+        (None, 'findings[1]: "rule" missing'),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+    ],
+)
+def test_report_bad_input_exits_2(tmp_path, result_file, content, words):
+    bad = tmp_path / "bad.json"
+    if content is None:
+        data = json.loads(result_file.read_text())
+        if "unknown status" in words:
+            data["findings"][0]["status"] = "maybe"
+        else:
+            del data["findings"][1]["rule"]
+        bad.write_text(json.dumps(data))
+    elif isinstance(content, bytes):
+        bad.write_bytes(content)
+    else:
+        bad.write_text(content)
+    proc = spec_check("report", bad, "--format", "html")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"spec-check: error: {bad}") and proc.stderr.count("\n") == 1, (
+        proc.stderr
+    )
+    assert words in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_report_missing_file_and_directory(tmp_path):
+    for target in (tmp_path / "missing.json", tmp_path):
+        proc = spec_check("report", target)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+# ---- diff -----------------------------------------------------------------------------------
+
+
+def _write(tmp_path, name, report):
+    p = tmp_path / name
+    p.write_text(json.dumps(report.to_dict()))
+    return p
+
+
+def test_diff_model():
+    old = make_report()
+    changed = []
+    for f in old.findings:
+        if f.subject == "n1" and f.rule == "NET-01.fabric-port-slow":
+            f = replace(
+                f, status=Status.FAIL, observed="200 Gb/s", value=200
+            )  # new failure + measurement
+        elif f.subject == "fleet" and f.item == "n2->n1":
+            f = replace(f, status=Status.PASS, observed="390.0 Gb/s", value=390.0)  # fixed
+        changed.append(f)
+    d = diff_reports(old, old.with_findings(tuple(changed)))
+    assert [(x["subject"], x["rule"]) for x in d.new_failures] == [
+        ("n1", "NET-01.fabric-port-slow")
+    ]
+    assert [(x["subject"], x["item"]) for x in d.fixed] == [("fleet", "n2->n1")]
+    deltas = {(m["subject"], m["item"]): m.get("delta") for m in d.measurement_changes}
+    assert deltas == {("n1", "mlx5_0:1"): -200, ("fleet", "n2->n1"): pytest.approx(390.0 - 196.2)}
+    assert d.regressed
+
+
+def test_diff_ignores_waived_and_still_failing():
+    old = make_report()
+    d = diff_reports(old, old)
+    assert not d.regressed and d.still_failing == 4 and not d.measurement_changes
+    # a new failure that is waived is not a regression
+    extra = replace(old.findings[1], subject="n3")
+    assert not diff_reports(old, old.with_findings((*old.findings, extra))).regressed
+
+
+def test_diff_cli_exit_codes_and_json(tmp_path):
+    old = make_report()
+    better = old.with_findings(tuple(f for f in old.findings if f.status is not Status.FAIL))
+    a, b = _write(tmp_path, "old.json", better), _write(tmp_path, "new.json", old)
+    worse = spec_check("diff", a, b)
+    assert worse.returncode == 1, worse.stderr
+    assert "New failures (3)" in worse.stdout and "REGRESSED" in worse.stdout
+    same = spec_check("diff", b, b)
+    assert same.returncode == 0 and "0 new failure(s)" in same.stdout
+    fixed = spec_check("diff", b, a, "--format", "json")
+    assert fixed.returncode == 0
+    data = json.loads(fixed.stdout)
+    assert (
+        data["regressed"] is False
+        and len(data["removed"]) == 4
+        and data["schema"] == "spec-check/diff/1"
+    )
+    out = tmp_path / "d.json"
+    assert spec_check("diff", a, b, "--format", "json", "-o", out).returncode == 1
+    assert json.loads(out.read_text())["regressed"] is True
+
+
+def test_diff_real_results(tmp_path):
+    good = real_result(tmp_path, "dgx_h100.json")
+    bad = real_result(tmp_path, "dgx_h100_port_200g.json")
+    assert spec_check("diff", good, bad).returncode == 1
+    proc = spec_check("diff", bad, good)
+    assert proc.returncode == 0 and "Fixed" in proc.stdout
+
+
+def test_diff_bad_input_exits_2(tmp_path, result_file):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    proc = spec_check("diff", result_file, bad)
+    assert proc.returncode == 2 and str(bad) in proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown", "prometheus"])
+def test_check_writes_the_new_formats(tmp_path, fmt):
+    """The checking verbs reach the renderers through the registry (--format)."""
+    out = tmp_path / "r.out"
+    proc = spec_check(
+        "check",
+        "--facts",
+        "tests/reports/fixtures/facts/small_node.json",
+        "--format",
+        fmt,
+        "-o",
+        out,
+    )
+    assert proc.returncode == 1, proc.stderr  # the small node is not conformant
+    assert out.read_text().strip()

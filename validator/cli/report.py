@@ -1,0 +1,106 @@
+"""``spec-check report`` and ``spec-check diff``: work on results already written.
+
+``report`` renders a JSON result in any format (the same renderers ``check``, ``lint``
+and ``cluster`` use), optionally applying waivers after the fact; it exits 0 once the
+report is written (the verdict is in the report, and was the original run's exit code).
+``diff`` exits 1 when NEW has failures that OLD did not.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import click
+
+from validator.cli.common import _format_names, render, write_atomic
+
+
+def _waived(report: Any, waivers: Path) -> Any:
+    """Apply a waiver file, checking its IDs against the rules and requirements the result
+    itself lists and names (or, for a result without rule docs, its spec version's pack):
+    the result may come from another rule pack than the one installed here."""
+    from validator.waivers import apply_waivers, load_waivers
+
+    if report.rules:
+        named = [SimpleNamespace(id=i) for f in report.findings for i in (f.rule, f.requirement)]
+        pack: Any = SimpleNamespace(rules=[*report.rules, *named])
+        spec: Any = SimpleNamespace(requirements=report.requirements)
+    else:
+        from validator.cli.common import RunOptions, build
+
+        built = build(RunOptions(spec_version=report.spec_version))
+        pack, spec = built.pack, built.ctx.spec
+    return apply_waivers(report, load_waivers(waivers, pack, spec))
+
+
+@click.command()
+@click.argument("result", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_format_names()),
+    default="terminal",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the report to FILE (atomically) instead of stdout.",
+)
+@click.option(
+    "--waivers",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="YAML file of waivers to apply (replaces any waivers recorded in the result).",
+)
+def report(result: Path, fmt: str, output: Path | None, waivers: Path | None) -> None:
+    """Render a JSON result (from check, lint or cluster --format json) in another format."""
+    from validator.results import load_result
+
+    _, rep = load_result(result)
+    if waivers is not None:
+        rep = _waived(rep, waivers)
+    render(rep, fmt, output)
+
+
+@click.command()
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the diff to FILE (atomically) instead of stdout.",
+)
+def diff(old: Path, new: Path, fmt: str, output: Path | None) -> None:
+    """Compare two results: new failures, fixed findings, changed measurements.
+
+    Exit 1 when NEW has failures (a fail, or an error on a MUST) that OLD did not.
+    """
+    from validator.diffing import diff_reports, render_text
+    from validator.results import load_result
+
+    _, a = load_result(old)
+    _, b = load_result(new)
+    d = diff_reports(a, b)
+    text = (
+        json.dumps(d.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        if fmt == "json"
+        else render_text(d)
+    )
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)
+    sys.exit(1 if d.regressed else 0)

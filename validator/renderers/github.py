@@ -1,0 +1,55 @@
+"""GitHub Actions workflow commands: one annotation per problem, on the file and line.
+
+``::error file=F,line=L,title=RULE::message`` for ``fail`` and ``error``,
+``::warning ...`` for ``warn``; passes and skips print nothing. Values are escaped as
+the runner requires (``%``, CR, LF in data; also ``:`` and ``,`` in properties), so a
+message can never inject a second command. A last plain line gives the counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from validator.model import Report, Status
+from validator.renderers._paths import finding_path
+
+
+def _data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(s: str) -> str:
+    return _data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+class GitHubRenderer:
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def render(self, report: Report, stream: TextIO) -> None:
+        for f in report.findings:
+            if f.status in (Status.FAIL, Status.ERROR):
+                cmd = "error"
+            elif f.status is Status.WARN:
+                cmd = "warning"
+            else:
+                continue
+            props = []
+            path, line = finding_path(f)
+            if path:
+                props.append(f"file={_prop(path)}")
+                if line:
+                    props.append(f"line={line}")
+            props.append(f"title={_prop(f'{f.rule} ({f.requirement} {f.level})')}")
+            text = f.message + (
+                f" (expected: {f.expected})" if f.expected and f.status is not Status.ERROR else ""
+            )
+            if f.remediation:
+                text += f"\nFix: {f.remediation}"
+            stream.write(f"::{cmd} {','.join(props)}::{_data(text)}\n")
+        s = report.summary
+        counts = ", ".join(f"{n} {k}" for k, n in s.counts.items())
+        stream.write(
+            f"spec-check {report.command}: {counts}; "
+            f"{'conformant' if s.conformant else 'NOT conformant'} to spec v{report.spec_version}\n"
+        )

@@ -1,0 +1,80 @@
+"""JUnit XML for CI test reports (Jenkins, GitLab, Azure, GitHub test reporters).
+
+After kube-bench's mapping: one ``<testsuite>`` per subject (a job, a node), one
+``<testcase>`` per finding (classname = requirement, name = rule and item); ``fail``
+becomes ``<failure>`` (message = the finding, text = the remediation), ``error``
+becomes ``<error>``, ``warn`` and ``skip`` become ``<skipped>`` with the reason, and
+each suite's findings as JSON go in its ``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+from xml.etree import ElementTree as ET
+
+from validator.model import Report, Status
+
+
+class JUnitRenderer:
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def render(self, report: Report, stream: TextIO) -> None:
+        root = ET.Element(
+            "testsuites", name=f"spec-check {report.command} (spec v{report.spec_version})"
+        )
+        totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        subjects: dict[str, list[Any]] = {}
+        for f in report.findings:
+            subjects.setdefault(f.subject, []).append(f)
+        for subject, findings in subjects.items():
+            counts = {
+                "tests": len(findings),
+                "failures": sum(f.status is Status.FAIL for f in findings),
+                "errors": sum(f.status is Status.ERROR for f in findings),
+                "skipped": sum(f.status in (Status.WARN, Status.SKIP) for f in findings),
+            }
+            suite = ET.SubElement(
+                root,
+                "testsuite",
+                name=subject,
+                timestamp=report.generated_at,
+                attrib={k: str(v) for k, v in counts.items()},
+            )
+            for k in totals:
+                totals[k] += counts[k]
+            for f in findings:
+                name = f.rule + (f" [{f.item}]" if f.item else "")
+                case = ET.SubElement(suite, "testcase", classname=f.requirement, name=name)
+                if f.location is not None:
+                    case.set("file", f.location.file)
+                    if f.location.line:
+                        case.set("line", str(f.location.line))
+                where = ""
+                if f.location is not None:
+                    where = (
+                        f"{f.location.file}:{f.location.line}: "
+                        if f.location.line
+                        else f"{f.location.file}: "
+                    )
+                if f.status is Status.FAIL:
+                    el = ET.SubElement(case, "failure", message=where + f.message, type=f.level)
+                    el.text = (
+                        f"expected: {f.expected}\nobserved: {f.observed}\nfix: {f.remediation}"
+                    )
+                elif f.status is Status.ERROR:
+                    el = ET.SubElement(case, "error", message=where + f.message, type="error")
+                    el.text = f.remediation
+                elif f.status is Status.WARN:
+                    ET.SubElement(case, "skipped", message=f"warning: {where}{f.message}")
+                elif f.status is Status.SKIP:
+                    ET.SubElement(case, "skipped", message=f.message)
+            out = ET.SubElement(suite, "system-out")
+            out.text = json.dumps([f.to_dict() for f in findings], default=str, ensure_ascii=False)
+        for k, v in totals.items():
+            root.set(k, str(v))
+        ET.indent(root)
+        stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        stream.write(ET.tostring(root, encoding="unicode"))
+        stream.write("\n")
