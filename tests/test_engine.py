@@ -30,7 +30,7 @@ def test_error_value_carries_reason_and_source() -> None:
 
 def test_wrong_type_is_an_error() -> None:
     f = _one(run_rules({"memory.shm_size": "lots"}, select=("MEM-02.shm",)), "MEM-02.shm-small")
-    assert f.status is Status.ERROR and "cannot evaluate" in f.message
+    assert f.status is Status.ERROR and "should be quantity" in f.message
 
 
 def test_condition_fact_error_is_an_error() -> None:
@@ -89,3 +89,25 @@ def test_job_subjects_are_not_judged_by_node_rules() -> None:
     b = built()
     doc = document({"memory.shm_size": "1 MiB"}, kind="job")
     assert evaluate(b.ctx, b.pack, [doc], select=("MEM-02",)) == []
+
+
+def test_hostile_values_are_errors_never_passes() -> None:
+    """Values a recording can hold that no probe writes: each is an error, not a verdict."""
+    cases = [
+        ({"rdma.ports": {"items": {"p:1": {"rate": {"value": "unlimited", "unit": "Gb/s"}}}}}, "NET-01.fabric-port-slow"),
+        ({"rdma.port_count": {"value": float("inf")}}, "NET-02.no-rdma-fabric"),
+        ({"rdma.port_count": {"value": float("nan")}}, "NET-02.no-rdma-fabric"),
+        ({"telemetry.exporters": {"value": "x"}}, "MON-03.no-telemetry-exporter"),
+        ({"telemetry.exporters": {"value": {"a": 1}}}, "MON-03.no-telemetry-exporter"),
+        ({"rdma.port_count": {"items": {}}}, "NET-02.no-rdma-fabric"),
+        ({"rdma.gdr_module": {"value": 1}, "gpu.vendor": "nvidia", "rdma.port_count": 1}, "NET-02.gdr-module-missing"),
+    ]
+    for facts, rule in cases:
+        f = _one(run_rules(facts, select=(rule,)), rule)
+        assert f.status is Status.ERROR, (facts, f.status, f.message)
+
+
+def test_a_collection_where_a_count_belongs_cannot_skip_gpu_rules() -> None:
+    facts = {"gpu.count": {"items": {}}, "gpu.devices": {"items": {"GPU0": {"ecc_enabled": False}}}}
+    f = _one(run_rules(facts, select=("MEM-01.ecc",)), "MEM-01.ecc-disabled")
+    assert f.status is Status.ERROR

@@ -60,6 +60,11 @@ def _info(ctx: Context, fact: str, field: str | None) -> FactInfo | None:
     return info
 
 
+def _fields_info(ctx: Context, fact: str) -> Mapping[str, FactInfo]:
+    info = ctx.catalogue.get(fact)
+    return info.fields if info else {}
+
+
 def _unit(fact: Fact, info: FactInfo | None) -> str | None:
     return fact.get("unit") or (info.unit if info else None)
 
@@ -69,10 +74,35 @@ def _label(ctx: Context, fact: str, field: str | None) -> str:
     return info.label if info else (field or fact)
 
 
-def _actual(fact: Fact, unit: str | None) -> Any:
+_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,), "number": (int, float), "quantity": (int, float), "bool": (bool,),
+    "list": (list,), "string": (str,),
+}
+
+
+def _actual(fact: Fact, info: FactInfo | None, what: str) -> Any:
+    """The fact's value, checked against the catalogue's type: a recording with a string
+    where a number belongs, NaN, or a collection where a value belongs is an error, never
+    something an operator might happen to accept."""
+    if "items" in fact:
+        if info is not None and info.type == "collection":
+            return len(fact["items"])
+        raise _Undecided(Status.ERROR, f"{what} is a collection, expected a single value")
     v = fact.get("value")
-    if isinstance(v, str) and v == UNLIMITED and unit is not None:
-        return math.inf
+    if info is None or v is None:
+        return v
+    if (v == UNLIMITED and info.type == "quantity" and info.unit
+            and unit_of(info.unit).dimension in ("bytes", "duration")):
+        return math.inf  # a resource limit (memlock: RLIM_INFINITY) or a job with no time limit
+    allowed = _TYPES.get(info.type)
+    if allowed is None:
+        return v
+    ok = isinstance(v, allowed) and (bool not in allowed) == (not isinstance(v, bool))
+    if ok and isinstance(v, float) and not math.isfinite(v):
+        ok = False
+    if not ok:
+        shown = repr(v) if len(repr(v)) < 60 else repr(v)[:57] + "..."
+        raise _Undecided(Status.ERROR, f"{what} should be {info.type}, the facts hold {shown}")
     return v
 
 
@@ -86,7 +116,7 @@ def _to_unit(q: Quantity, unit: str | None, what: str) -> float:
 
 
 def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact],
-             fields: Mapping[str, Fact] | None) -> _Resolved:
+             fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None = None) -> _Resolved:
     """A rule value, in the fact's unit, with the text shown as "expected"."""
     if isinstance(raw, dict):
         if "param" in raw:
@@ -101,12 +131,13 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
             return _Resolved(p.value, f"{format_value(p.value, None)} ({p.name})")
         if "field" in raw:
             f = (fields or {}).get(raw["field"])
-            return _from_fact(f, f"field {raw['field']}", unit, raw["field"])
+            return _from_fact(f, f"field {raw['field']}", unit, raw["field"], (fields_info or {}).get(raw["field"]))
         if "fact" in raw:
-            return _from_fact(facts.get(raw["fact"]), f"fact {raw['fact']}", unit, raw["fact"])
-        return _formula(ctx, raw, unit, facts, fields)
+            return _from_fact(facts.get(raw["fact"]), f"fact {raw['fact']}", unit, raw["fact"],
+                              ctx.catalogue.get(raw["fact"]))
+        return _formula(ctx, raw, unit, facts, fields, fields_info)
     if isinstance(raw, list):
-        parts = [_resolve(ctx, r, unit, facts, fields) for r in raw]
+        parts = [_resolve(ctx, r, unit, facts, fields, fields_info) for r in raw]
         return _Resolved([p.value for p in parts], "[" + ", ".join(p.text for p in parts) + "]")
     if isinstance(raw, str) and raw[:1].isdigit() and unit is not None:
         from validator.units import parse_quantity
@@ -117,13 +148,14 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
     return _Resolved(raw, format_value(raw, unit))
 
 
-def _from_fact(f: Fact | None, what: str, unit: str | None, name: str) -> _Resolved:
+def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
+               info: FactInfo | None = None) -> _Resolved:
     if f is None:
         raise _Undecided(Status.ERROR, f"{what} was not gathered")
     if "error" in f:
         raise _Undecided(Status.ERROR, f"{what} could not be read: {f['error']}", f.get("source"))
     own = f.get("unit")
-    v = _actual(f, own or unit)
+    v = _actual(f, info, what)
     shown = format_value(v, own or unit)
     if own and own != unit and isinstance(v, (int, float)):
         base = v * unit_of(own).factor  # formulas (unit None) work in base units
@@ -132,7 +164,7 @@ def _from_fact(f: Fact | None, what: str, unit: str | None, name: str) -> _Resol
 
 
 def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping[str, Fact],
-             fields: Mapping[str, Fact] | None) -> _Resolved:
+             fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None) -> _Resolved:
     from validator.formulas import FORMULAS
 
     args: dict[str, float] = {}
@@ -146,7 +178,7 @@ def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping
             args[name] = p.value.base if isinstance(p.value, Quantity) else p.value
             texts.append(p.name)
         else:
-            r = _resolve(ctx, arg, None, facts, fields)
+            r = _resolve(ctx, arg, None, facts, fields, fields_info)
             args[name] = r.value
             texts.append(r.text)
     try:
@@ -185,8 +217,9 @@ def _condition_holds(ctx: Context, cond: Condition, rule: Rule, facts: Mapping[s
         raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {name}: {f['error']}",
                          f.get("source"))
     unit = _unit(f, info)
-    actual = len(f["items"]) if "items" in f else _actual(f, unit)
-    expected = _resolve(ctx, cond.value, unit, facts, fields) if OPERATORS[cond.op].needs_value else None
+    actual = _actual(f, info, name)
+    expected = (_resolve(ctx, cond.value, unit, facts, fields, _fields_info(ctx, rule.fact))
+                if OPERATORS[cond.op].needs_value else None)
     holds = _test(cond.op, actual, expected.value if expected else None)
     sentence = _sentence(cond.op, label, expected.text if expected else "")
     return holds, f"applies only where {sentence} (observed {format_value(actual, unit)})"
@@ -226,7 +259,7 @@ class _Builder:
         check = self.rule.check
         if not OPERATORS[check.op].needs_value:
             return None, _sentence(check.op, self.label, "")
-        r = _resolve(self.ctx, check.value, unit, facts, fields)
+        r = _resolve(self.ctx, check.value, unit, facts, fields, _fields_info(self.ctx, self.rule.fact))
         return r.value, _sentence(check.op, self.label, r.text)
 
     def verdict(self, fact: Fact | None, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None,
@@ -245,7 +278,7 @@ class _Builder:
             if "error" in fact:
                 raise _Undecided(Status.ERROR, f"could not be read: {fact['error']}", fact.get("source"))
             unit = _unit(fact, info)
-            actual = _actual(fact, unit)
+            actual = _actual(fact, info, self.rule.field or self.rule.fact)
             expected_value, expected = self.expected_text(facts, fields, unit)
             ok = _test(self.rule.check.op, actual, expected_value)
         except _Undecided as u:
@@ -291,6 +324,10 @@ def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str
         yield b.make(u.status, b.static_expected(), u.reason, source=u.source)
         return
     fact = facts.get(rule.fact)
+    if fact is not None and "items" in fact and not rule.field:
+        yield b.make(Status.ERROR, b.static_expected(),
+                     f"{rule.fact} is a collection in these facts, expected a single value", fact=fact)
+        return
     if fact is None or "items" not in fact:
         if fact is not None and rule.field:
             yield b.make(Status.ERROR, b.static_expected(), f"{rule.fact} is not a collection", fact=fact)

@@ -3,13 +3,32 @@
 Rules are data, but some thresholds are formulas of parameters and facts: the optimum
 checkpoint interval (Young/Daly) or a rate times an efficiency. A rule names one of these
 with ``{formula: NAME, args: {...}}``; arguments arrive resolved, as plain numbers in
-base units (seconds, bit/s, bytes, counts), and a formula returns a number in base units
-or raises ValueError with the reason (which becomes the finding's message).
+base units (seconds, bit/s, bytes, counts; GPU-hours for the ``gpu_time`` dimension,
+whose base unit is the GPU-hour), and a formula returns a number in base units or raises
+ValueError with the reason (which becomes the finding's message). A fact argument that
+is unknown arrives as ``None``; the formula then says which ``--set`` would decide it,
+so the finding is a ``skip`` that names the missing input, never a guess.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+
+_SET_HINT = {
+    "gpus": "the job's GPU count is unknown: pass --set gpu_count=N",
+    "dp": "the data-parallel size is unknown (no world size in the job's files): "
+    "pass --set gpu_count=N",
+    "step_time_s": "the time per step is unknown: pass --set step_time=SECONDS",
+}
+
+
+def _need(**values: object) -> None:
+    for name, v in values.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(_SET_HINT.get(name, f"{name} is unknown"))
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"{name} is not a number ({v!r})")
 
 
 def product(a: float, b: float) -> float:
@@ -17,6 +36,110 @@ def product(a: float, b: float) -> float:
     return a * b
 
 
+def daly_interval(gpus: float, gpu_mtbf_s: float, write_time_s: float) -> float:
+    """Daly's (2006) higher-order optimum compute time between checkpoints, in seconds.
+
+    ``M`` = job MTBF = per-GPU MTBF / GPU count (independent exponential failures);
+    ``tau = sqrt(2 d M) [1 + sqrt(d / 2M) / 3 + (d / 2M) / 9] - d`` for ``d < 2M``, else
+    ``M``. Reproduces Daly's published points (d = 5 min: M = 24 h -> 116.7 min).
+    """
+    _need(gpus=gpus, gpu_mtbf_s=gpu_mtbf_s, write_time_s=write_time_s)
+    if gpus <= 0:
+        raise ValueError(f"GPU count must be positive, got {gpus:g}")
+    if gpu_mtbf_s <= 0 or write_time_s < 0:
+        raise ValueError("MTBF must be positive and the write time non-negative")
+    m = gpu_mtbf_s / gpus
+    d = write_time_s
+    if d >= 2 * m:
+        return m
+    r = d / (2 * m)
+    return math.sqrt(2 * d * m) * (1 + math.sqrt(r) / 3 + r / 9) - d
+
+
+def _bounds(
+    gpus: float | None,
+    gpu_mtbf_h: float | None,
+    write_time_s: float | None,
+    tolerance: float | None,
+) -> tuple[float, float]:
+    _need(gpus=gpus, gpu_mtbf_h=gpu_mtbf_h, write_time_s=write_time_s, tolerance=tolerance)
+    assert (
+        gpus is not None
+        and gpu_mtbf_h is not None
+        and write_time_s is not None
+        and tolerance is not None
+    )
+    if tolerance < 1:
+        raise ValueError(f"checkpoint_interval_tolerance must be >= 1, got {tolerance:g}")
+    tau = daly_interval(gpus, gpu_mtbf_h * 3600.0, write_time_s)
+    return tau / tolerance, tau * tolerance
+
+
+def daly_interval_min(
+    gpus: float | None,
+    gpu_mtbf_h: float | None,
+    write_time_s: float | None,
+    tolerance: float | None,
+) -> float:
+    """Lower end of the accepted interval, seconds: Daly's optimum / tolerance."""
+    return _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[0]
+
+
+def daly_interval_max(
+    gpus: float | None,
+    gpu_mtbf_h: float | None,
+    write_time_s: float | None,
+    tolerance: float | None,
+) -> float:
+    """Upper end of the accepted interval, seconds: Daly's optimum x tolerance."""
+    return _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[1]
+
+
+def daly_steps_min(
+    gpus: float | None,
+    gpu_mtbf_h: float | None,
+    write_time_s: float | None,
+    tolerance: float | None,
+    step_time_s: float | None,
+) -> float:
+    """Lower end of the accepted interval in steps (needs the time per step)."""
+    lo = _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[0]
+    _need(step_time_s=step_time_s)
+    assert step_time_s is not None
+    if step_time_s <= 0:
+        raise ValueError("step_time must be positive")
+    return lo / step_time_s
+
+
+def daly_steps_max(
+    gpus: float | None,
+    gpu_mtbf_h: float | None,
+    write_time_s: float | None,
+    tolerance: float | None,
+    step_time_s: float | None,
+) -> float:
+    """Upper end of the accepted interval in steps (needs the time per step)."""
+    hi = _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[1]
+    _need(step_time_s=step_time_s)
+    assert step_time_s is not None
+    if step_time_s <= 0:
+        raise ValueError("step_time must be positive")
+    return hi / step_time_s
+
+
+def batch_product(micro: float | None, accumulation: float | None, dp: float | None) -> float:
+    """micro-batch x gradient accumulation x data-parallel size (the framework batch rule)."""
+    _need(micro=micro, accumulation=accumulation, dp=dp)
+    assert micro is not None and accumulation is not None and dp is not None
+    return micro * accumulation * dp
+
+
 FORMULAS: dict[str, Callable[..., float]] = {
     "product": product,
+    "daly_interval": daly_interval,
+    "daly_interval_min": daly_interval_min,
+    "daly_interval_max": daly_interval_max,
+    "daly_steps_min": daly_steps_min,
+    "daly_steps_max": daly_steps_max,
+    "batch_product": batch_product,
 }

@@ -139,8 +139,14 @@ def _num(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
-_AUTOSCALE = {"B", "s", "b/s"}
+_AUTOSCALE = {"B", "s", "sec", "b/s"}
 _COMMON = "Gb/s, GB/s, Mb/s, B, MiB, GiB, s, min, h, W, GT/s, %"
+
+
+def _plain(x: float, unit: str | None) -> str:
+    if not unit:
+        return _num(x)
+    return f"{_num(x)}{unit}" if unit in ("%", "x") else f"{_num(x)} {unit}"
 
 
 def format_value(value: object, unit: str | None) -> str:
@@ -149,38 +155,40 @@ def format_value(value: object, unit: str | None) -> str:
     Values stored in a base unit (bytes, seconds, bit/s) are shown in the most readable
     unit of their dimension: 536870912 B reads as 512 MiB.
     """
-    if (unit in _AUTOSCALE and isinstance(value, (int, float)) and not isinstance(value, bool)
-            and not math.isinf(value) and value != 0):
-        u = UNITS[unit]
-        return format_quantity(Quantity(float(value) * u.factor, u.dimension))
     if value is None:
         return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
+        if isinstance(value, float) and math.isnan(value):
+            return "NaN"
         if math.isinf(value):
-            return UNLIMITED
-        if unit:
-            return f"{_num(float(value))} {unit}" if unit not in ("%", "x") else f"{_num(float(value))}{unit}"
-        return _num(float(value))
+            return UNLIMITED if value > 0 else "-infinity"
+        if unit in _AUTOSCALE and value != 0:
+            u = UNITS[unit]
+            return format_quantity(Quantity(float(value) * u.factor, u.dimension))
+        return _plain(float(value), unit)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(format_value(v, None) for v in value) + "]" if value else "none"
+        return "[" + ", ".join(format_value(v, None) for v in value[:20]) + (", ...]" if len(value) > 20 else "]") \
+            if value else "none"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={format_value(v, None)}" for k, v in value.items())
+        return ", ".join(f"{k}={format_value(v, None)}" for k, v in list(value.items())[:20])
     return str(value)
 
 
 def format_quantity(q: Quantity, unit: str | None = None) -> str:
     """A quantity in ``unit``, or in the most readable display unit of its dimension."""
-    if math.isinf(q.base):
-        return UNLIMITED
+    if not math.isfinite(q.base):
+        return UNLIMITED if q.base > 0 else format_value(q.base, None)
     if unit:
-        return format_value(q.to(unit), unit)
+        return _plain(q.to(unit), unit) if unit not in _AUTOSCALE else format_value(q.to(unit), unit)
     for name in DISPLAY.get(q.dimension, ()):
         if abs(q.base) >= UNITS[name].factor:
-            return format_value(q.base / UNITS[name].factor, name)
-    base_names = {"bitrate": "b/s", "bytes": "B", "duration": "s"}
-    return format_value(q.base, base_names.get(q.dimension) or _first_unit(q.dimension))
+            return _plain(q.base / UNITS[name].factor, name)
+    smallest = DISPLAY.get(q.dimension)
+    if smallest:
+        return _plain(q.base / UNITS[smallest[-1]].factor, smallest[-1])
+    return _plain(q.base, _first_unit(q.dimension))
 
 
 def _first_unit(dimension: str) -> str:

@@ -100,7 +100,9 @@ def dtype_word(v: Any) -> str | None:
 def env(model: JobModel, name: str, value: Any, file: str, line: int | None) -> None:
     """An environment variable the job sets (export, PyTorchJob env, env file)."""
     value = "" if value is None else str(value)
-    if not (name.startswith(("NCCL_", "TORCH_", "CUDA_LAUNCH")) or name == "TORCH_DISTRIBUTED_DEBUG"):
+    if not (
+        name.startswith(("NCCL_", "TORCH_", "CUDA_LAUNCH")) or name == "TORCH_DISTRIBUTED_DEBUG"
+    ):
         return
     src = f"env: {name}"
     model.add("job.comm.env", f"{name}={value}", file, line, src)
@@ -111,15 +113,25 @@ def env(model: JobModel, name: str, value: Any, file: str, line: int | None) -> 
     if name in DISCOURAGED_ENV:
         model.add("job.comm.nccl_discouraged", f"{name} ({DISCOURAGED_ENV[name]})", file, line, src)
     if name == "NCCL_DEBUG" and value.upper() in ("INFO", "TRACE"):
-        model.add("job.comm.nccl_discouraged", f"NCCL_DEBUG={value} (debugging only; use WARN)",
-                  file, line, src)
+        model.add(
+            "job.comm.nccl_discouraged",
+            f"NCCL_DEBUG={value} (debugging only; use WARN)",
+            file,
+            line,
+            src,
+        )
     if name == "TORCH_DISTRIBUTED_DEBUG" and value.upper() == "DETAIL":
-        model.add("job.comm.nccl_discouraged", "TORCH_DISTRIBUTED_DEBUG=DETAIL (debugging only)",
-                  file, line, src)
+        model.add(
+            "job.comm.nccl_discouraged",
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL (debugging only)",
+            file,
+            line,
+            src,
+        )
     if name == "TORCH_NCCL_ENABLE_TIMING" and as_bool(value):
         model.add("job.metrics.families", "collective_latency", file, line, src)
-    if name == "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC":
-        pass  # watchdog heartbeat: a hang detector, not the collective timeout
+    if name == "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC" and as_float(value) is not None:
+        model.timeout(as_float(value) or 0.0, file, line, src)
 
 
 def metric(model: JobModel, family: str, file: str, line: int | None, source: str) -> None:

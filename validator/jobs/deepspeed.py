@@ -16,7 +16,8 @@ from validator.jobs import common as c
 from validator.jobs.base import Ctx
 
 KNOWN_IGNORED = {
-    "monitor_config": "DeepSpeed reads monitors only from top-level tensorboard/wandb/csv_monitor/comet",
+    "monitor_config": "DeepSpeed reads monitors only from top-level "
+    "tensorboard/wandb/csv_monitor/comet",
     "comms_config": "DeepSpeed's comms logging key is comms_logger",
     "cpu_offload": "deprecated; use zero_optimization.offload_optimizer",
 }
@@ -29,33 +30,65 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
     m.torch = True
     for key, why in KNOWN_IGNORED.items():
         if g(key) is not None:
-            m.add("job.config.ignored_keys", f"{key} ({why})", ctx.file, ln(key), f"deepspeed: {key}")
-    train, micro, gas = (g(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
-                                          "gradient_accumulation_steps"))
-    for fact, key, v in (("job.batch.global", "train_batch_size", train),
-                         ("job.batch.micro", "train_micro_batch_size_per_gpu", micro),
-                         ("job.batch.accumulation", "gradient_accumulation_steps", gas)):
+            m.add(
+                "job.config.ignored_keys", f"{key} ({why})", ctx.file, ln(key), f"deepspeed: {key}"
+            )
+    train, micro, gas = (
+        g(k)
+        for k in (
+            "train_batch_size",
+            "train_micro_batch_size_per_gpu",
+            "gradient_accumulation_steps",
+        )
+    )
+    for fact, key, v in (
+        ("job.batch.global", "train_batch_size", train),
+        ("job.batch.micro", "train_micro_batch_size_per_gpu", micro),
+        ("job.batch.accumulation", "gradient_accumulation_steps", gas),
+    ):
         n = c.as_int(v)
         if n is not None:
             m.set(fact, n, ctx.file, ln(key), f"deepspeed: {key}")
     explicit = [c.as_int(v) is not None for v in (train, micro, gas)]
     if explicit[0] and not explicit[2] and gas is None:
-        m.set("job.batch.rule", "divisible", ctx.file, ln("train_batch_size"),
-              "deepspeed: gradient_accumulation_steps inferred as train // (micro x dp)")
+        m.set(
+            "job.batch.rule",
+            "divisible",
+            ctx.file,
+            ln("train_batch_size"),
+            "deepspeed: gradient_accumulation_steps inferred as train // (micro x dp)",
+        )
     elif explicit[0]:
-        m.set("job.batch.rule", "product", ctx.file, ln("train_batch_size"),
-              "deepspeed: train_batch_size = micro x grad_acc x dp")
+        m.set(
+            "job.batch.rule",
+            "product",
+            ctx.file,
+            ln("train_batch_size"),
+            "deepspeed: train_batch_size = micro x grad_acc x dp",
+        )
     if gas is None:
-        m.default("job.batch.accumulation", 1, ctx.file, "deepspeed: gradient_accumulation_steps = 1")
+        m.default(
+            "job.batch.accumulation", 1, ctx.file, "deepspeed: gradient_accumulation_steps = 1"
+        )
     _precision(ctx, g, ln)
     cdt = g("communication_data_type")
     if isinstance(cdt, str):
-        m.set("job.comm.grad_dtype", c.dtype_word(cdt) or cdt.lower(), ctx.file,
-              ln("communication_data_type"), "deepspeed: communication_data_type")
+        m.set(
+            "job.comm.grad_dtype",
+            c.dtype_word(cdt) or cdt.lower(),
+            ctx.file,
+            ln("communication_data_type"),
+            "deepspeed: communication_data_type",
+        )
     spp = c.as_int(g("steps_per_print"))
     if spp is not None:
-        m.set("job.logging.interval_steps", spp, ctx.file, ln("steps_per_print"),
-              "deepspeed: steps_per_print")
+        m.set(
+            "job.logging.interval_steps",
+            spp,
+            ctx.file,
+            ln("steps_per_print"),
+            "deepspeed: steps_per_print",
+        )
     else:
         m.default("job.logging.interval_steps", 10, ctx.file, "deepspeed: steps_per_print = 10")
     for sink in ("tensorboard", "wandb", "csv_monitor", "comet"):
@@ -80,21 +113,41 @@ def _precision(ctx: Ctx, g: Any, ln: Any) -> None:
         c.precision(m, "fp16", ctx.file, ln("fp16", "enabled"), "deepspeed: fp16.enabled")
         ls = c.as_float(g("fp16", "loss_scale"))
         if ls is None or ls == 0:
-            m.set("job.precision.loss_scaling", "dynamic", ctx.file, ln("fp16", "loss_scale") or
-                  ln("fp16"), "deepspeed: fp16.loss_scale = 0 (dynamic)")
+            m.set(
+                "job.precision.loss_scaling",
+                "dynamic",
+                ctx.file,
+                ln("fp16", "loss_scale") or ln("fp16"),
+                "deepspeed: fp16.loss_scale = 0 (dynamic)",
+            )
         else:
-            m.set("job.precision.loss_scaling", "static", ctx.file, ln("fp16", "loss_scale"),
-                  f"deepspeed: fp16.loss_scale = {ls:g} (static)")
+            m.set(
+                "job.precision.loss_scaling",
+                "static",
+                ctx.file,
+                ln("fp16", "loss_scale"),
+                f"deepspeed: fp16.loss_scale = {ls:g} (static)",
+            )
     if c.as_bool(bf16) and not (isinstance(bf16, str) and bf16.lower() == "auto"):
         c.precision(m, "bf16", ctx.file, ln(bf16_key, "enabled"), f"deepspeed: {bf16_key}.enabled")
     if c.as_bool(amp):
         c.precision(m, "fp16", ctx.file, ln("amp", "enabled"), "deepspeed: amp.enabled (apex)")
         m.set("job.precision.loss_scaling", "dynamic", ctx.file, ln("amp"), "deepspeed: amp (apex)")
         if c.as_bool(fp16):
-            m.add("job.precision.problems", "amp and fp16 both enabled (DeepSpeed: not combinable)",
-                  ctx.file, ln("amp", "enabled"), "deepspeed: amp.enabled")
+            m.add(
+                "job.precision.problems",
+                "amp and fp16 both enabled (DeepSpeed: not combinable)",
+                ctx.file,
+                ln("amp", "enabled"),
+                "deepspeed: amp.enabled",
+            )
         if c.as_int(g("zero_optimization", "stage")):
-            m.add("job.precision.problems", "amp with ZeRO (DeepSpeed: not compatible)",
-                  ctx.file, ln("amp", "enabled"), "deepspeed: amp.enabled")
+            m.add(
+                "job.precision.problems",
+                "amp with ZeRO (DeepSpeed: not compatible)",
+                ctx.file,
+                ln("amp", "enabled"),
+                "deepspeed: amp.enabled",
+            )
     if not auto and not any(c.as_bool(v) for v in (fp16, bf16, amp)):
         c.precision_default(m, "fp32", ctx.file, "deepspeed: fp16/bf16 disabled")

@@ -12,8 +12,20 @@ from __future__ import annotations
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 
-REPORT_TO = {"tensorboard", "wandb", "mlflow", "comet_ml", "clearml", "azure_ml", "dvclive",
-             "swanlab", "trackio", "dagshub", "flyte", "codecarbon"}
+REPORT_TO = {
+    "tensorboard",
+    "wandb",
+    "mlflow",
+    "comet_ml",
+    "clearml",
+    "azure_ml",
+    "dvclive",
+    "swanlab",
+    "trackio",
+    "dagshub",
+    "flyte",
+    "codecarbon",
+}
 
 
 def read_trainer(ctx: Ctx) -> None:
@@ -25,12 +37,19 @@ def read_trainer(ctx: Ctx) -> None:
         c.precision(m, "bf16", ctx.file, ctx.line("bf16"), "hf: bf16")
     if fp16:
         c.precision(m, "fp16", ctx.file, ctx.line("fp16"), "hf: fp16")
-        m.set("job.precision.loss_scaling", "dynamic", ctx.file, ctx.line("fp16"),
-              "hf: fp16 (GradScaler, dynamic)")
+        m.set(
+            "job.precision.loss_scaling",
+            "dynamic",
+            ctx.file,
+            ctx.line("fp16"),
+            "hf: fp16 (GradScaler, dynamic)",
+        )
     if not bf16 and not fp16:
         c.precision_default(m, "fp32", ctx.file, "hf: bf16 = fp16 = False")
-    for key, fact, dflt in (("per_device_train_batch_size", "job.batch.micro", 8),
-                            ("gradient_accumulation_steps", "job.batch.accumulation", 1)):
+    for key, fact, dflt in (
+        ("per_device_train_batch_size", "job.batch.micro", 8),
+        ("gradient_accumulation_steps", "job.batch.accumulation", 1),
+    ):
         n = c.as_int(g(key))
         if n is not None:
             ctx.set(fact, n, (key,), f"hf: {key}")
@@ -53,10 +72,16 @@ def read_trainer(ctx: Ctx) -> None:
                 m.default("job.checkpoint.interval_steps", 500, ctx.file, "hf: save_steps = 500")
     rfc = g("resume_from_checkpoint")
     if rfc not in (None, False, ""):
-        ctx.set("job.checkpoint.resume", True, ("resume_from_checkpoint",), "hf: resume_from_checkpoint")
+        ctx.set(
+            "job.checkpoint.resume", True, ("resume_from_checkpoint",), "hf: resume_from_checkpoint"
+        )
     if c.as_bool(g("save_only_model")):
-        ctx.set("job.checkpoint.resume", False, ("save_only_model",),
-                "hf: save_only_model = True (cannot resume)")
+        ctx.set(
+            "job.checkpoint.resume",
+            False,
+            ("save_only_model",),
+            "hf: save_only_model = True (cannot resume)",
+        )
     if str(g("logging_strategy") or "steps").lower() == "steps":
         ls = c.as_int(g("logging_steps"))
         if ls is not None and ls >= 1:
@@ -68,10 +93,21 @@ def read_trainer(ctx: Ctx) -> None:
         if str(name) in REPORT_TO:
             c.sink(m, str(name), ctx.file, ctx.line("report_to"), "hf: report_to")
     if g("max_grad_norm") is None or (c.as_float(g("max_grad_norm")) or 0) > 0:
-        c.metric(m, "gradient_stats", ctx.file, ctx.line("max_grad_norm"),
-                 "hf: max_grad_norm logs grad_norm")
+        c.metric(
+            m,
+            "gradient_stats",
+            ctx.file,
+            ctx.line("max_grad_norm"),
+            "hf: max_grad_norm logs grad_norm",
+        )
     if c.as_bool(g("skip_memory_metrics")) is False:
-        c.metric(m, "memory", ctx.file, ctx.line("skip_memory_metrics"), "hf: skip_memory_metrics = False")
+        c.metric(
+            m,
+            "memory",
+            ctx.file,
+            ctx.line("skip_memory_metrics"),
+            "hf: skip_memory_metrics = False",
+        )
     to = c.as_float(g("ddp_timeout"))
     if to is not None:
         ctx.set("job.recovery.detection_timeout", to, ("ddp_timeout",), "hf: ddp_timeout")
@@ -97,10 +133,21 @@ def read_accelerate(ctx: Ctx) -> None:
     if mp is not None:
         word = c.dtype_word(str(mp)) or ("fp8" if str(mp).lower() == "fp8" else None)
         if word:
-            c.precision(m, word, ctx.file, ctx.line("mixed_precision"), f"accelerate: mixed_precision = {mp}")
+            c.precision(
+                m,
+                word,
+                ctx.file,
+                ctx.line("mixed_precision"),
+                f"accelerate: mixed_precision = {mp}",
+            )
             if word == "fp16":
-                m.set("job.precision.loss_scaling", "dynamic", ctx.file, ctx.line("mixed_precision"),
-                      "accelerate: fp16 (GradScaler, dynamic)")
+                m.set(
+                    "job.precision.loss_scaling",
+                    "dynamic",
+                    ctx.file,
+                    ctx.line("mixed_precision"),
+                    "accelerate: fp16 (GradScaler, dynamic)",
+                )
     elif g("deepspeed_config", "deepspeed_config_file") is None:
         c.precision_default(m, "fp32", ctx.file, "accelerate: mixed_precision = no")
     n = c.as_int(g("num_processes"))
@@ -110,20 +157,39 @@ def read_accelerate(ctx: Ctx) -> None:
     if nm is not None and nm > 0:
         ctx.set("job.resources.nodes", nm, ("num_machines",), "accelerate: num_machines")
         if n and n > 0 and n % nm == 0:
-            ctx.set("job.resources.gpus_per_node", n // nm, ("num_processes",),
-                    "accelerate: num_processes / num_machines")
+            ctx.set(
+                "job.resources.gpus_per_node",
+                n // nm,
+                ("num_processes",),
+                "accelerate: num_processes / num_machines",
+            )
     pc = ("parallelism_config",)
-    degrees = {k: c.as_int(g(*pc, f"parallelism_config_{k}_size"))
-               for k in ("dp_replicate", "dp_shard", "tp", "cp")}
+    degrees = {
+        k: c.as_int(g(*pc, f"parallelism_config_{k}_size"))
+        for k in ("dp_replicate", "dp_shard", "tp", "cp")
+    }
     for k, fact in (("tp", "job.parallel.tp"), ("cp", "job.parallel.cp")):
         if degrees[k] is not None:
-            ctx.set(fact, degrees[k], (*pc, f"parallelism_config_{k}_size"), f"accelerate: parallelism_config_{k}_size")
+            ctx.set(
+                fact,
+                degrees[k],
+                (*pc, f"parallelism_config_{k}_size"),
+                f"accelerate: parallelism_config_{k}_size",
+            )
     if degrees["dp_replicate"] is not None or degrees["dp_shard"] is not None:
         dp = (degrees["dp_replicate"] or 1) * (degrees["dp_shard"] or 1)
-        ctx.set("job.parallel.dp", dp, (*pc, "parallelism_config_dp_replicate_size"),
-                "accelerate: dp_replicate x dp_shard")
+        ctx.set(
+            "job.parallel.dp",
+            dp,
+            (*pc, "parallelism_config_dp_replicate_size"),
+            "accelerate: dp_replicate x dp_shard",
+        )
     ga = c.as_int(g("deepspeed_config", "gradient_accumulation_steps"))
     if ga is not None:
-        ctx.set("job.batch.accumulation", ga, ("deepspeed_config", "gradient_accumulation_steps"),
-                "accelerate: deepspeed_config.gradient_accumulation_steps")
+        ctx.set(
+            "job.batch.accumulation",
+            ga,
+            ("deepspeed_config", "gradient_accumulation_steps"),
+            "accelerate: deepspeed_config.gradient_accumulation_steps",
+        )
     ctx.ref(g("deepspeed_config", "deepspeed_config_file"), "deepspeed")

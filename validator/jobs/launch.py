@@ -15,8 +15,13 @@ from validator.jobs.base import Ctx
 from validator.jobs.source import Tree
 
 Flags = dict[str, tuple[str, int]]
-MEGATRON_MARKERS = ("micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "save-interval",
-                    "pipeline-model-parallel-size")
+MEGATRON_MARKERS = (
+    "micro-batch-size",
+    "global-batch-size",
+    "tensor-model-parallel-size",
+    "save-interval",
+    "pipeline-model-parallel-size",
+)
 HF_MARKERS = ("per-device-train-batch-size", "save-strategy", "logging-steps", "output-dir")
 
 
@@ -26,10 +31,10 @@ def apply(ctx: Ctx, flags: Flags) -> None:
     if launchers:
         m.torch = True
     _slurm(ctx, flags)
-    if "torchrun" in launchers or any(k in flags for k in ("nproc-per-node", "rdzv-backend")):
-        _torchrun(ctx, flags)
     if "accelerate" in launchers:
         _accelerate(ctx, flags)
+    elif "torchrun" in launchers or any(k in flags for k in ("nproc-per-node", "rdzv-backend")):
+        _torchrun(ctx, flags)
     if "deepspeed" in launchers or "deepspeed-config" in flags:
         _deepspeed_launcher(ctx, flags)
     if any(k in flags for k in MEGATRON_MARKERS) or "pretrain_" in flags.get("@script", ("", 0))[0]:
@@ -78,7 +83,9 @@ def _slurm(ctx: Ctx, flags: Flags) -> None:
     elif "gres" in sb and sb["gres"][0].startswith("gpu"):
         gpn = (sb["gres"][0].split(":")[-1], sb["gres"][1], "--gres")
     if gpn and c.as_int(gpn[0]):
-        m.set("job.resources.gpus_per_node", c.as_int(gpn[0]), ctx.file, gpn[1], f"sbatch: {gpn[2]}")
+        m.set(
+            "job.resources.gpus_per_node", c.as_int(gpn[0]), ctx.file, gpn[1], f"sbatch: {gpn[2]}"
+        )
     limit = None
     if "time" in sb:
         limit = c.slurm_time(sb["time"][0])
@@ -91,11 +98,20 @@ def _slurm(ctx: Ctx, flags: Flags) -> None:
     if "signal" in sb:
         sig = sb["signal"][0]
         lead = int(sig.split("@", 1)[1]) if "@" in sig and sig.split("@", 1)[1].isdigit() else 60
-        m.set("job.recovery.signal_lead", float(lead), ctx.file, sb["signal"][1],
-              f"sbatch: --signal={sig}" + ("" if "@" in sig else " (default 60 s)"))
+        m.set(
+            "job.recovery.signal_lead",
+            float(lead),
+            ctx.file,
+            sb["signal"][1],
+            f"sbatch: --signal={sig}" + ("" if "@" in sig else " (default 60 s)"),
+        )
     elif limit:
-        m.default("job.recovery.signal_lead", 0.0, ctx.file,
-                  "sbatch: no --signal (SIGTERM only at the time limit)")
+        m.default(
+            "job.recovery.signal_lead",
+            0.0,
+            ctx.file,
+            "sbatch: no --signal (SIGTERM only at the time limit)",
+        )
 
 
 def _torchrun(ctx: Ctx, flags: Flags) -> None:
@@ -110,19 +126,33 @@ def _torchrun(ctx: Ctx, flags: Flags) -> None:
     n = _set_int(ctx, flags, "job.recovery.max_restarts", "torchrun", "max-restarts")
     if n is None:
         m.default("job.recovery.max_restarts", 0, ctx.file, "torchrun: --max-restarts = 0")
+    conf = _f(flags, "rdzv-conf")
+    for kv in conf[0].split(",") if conf else []:
+        k, _, v = kv.partition("=")
+        if k.strip() in ("join_timeout", "read_timeout", "timeout") and c.as_float(v) is not None:
+            m.timeout(
+                c.as_float(v) or 0.0,
+                ctx.file,
+                conf[1] if conf else None,
+                f"torchrun: --rdzv-conf {k.strip()}",
+            )
 
 
 def _accelerate(ctx: Ctx, flags: Flags) -> None:
     m = ctx.model
     _set_int(ctx, flags, "job.world_size", "accelerate launch", "num-processes")
     _set_int(ctx, flags, "job.resources.nodes", "accelerate launch", "num-machines")
-    _set_int(ctx, flags, "job.batch.accumulation", "accelerate launch", "gradient-accumulation-steps")
+    _set_int(
+        ctx, flags, "job.batch.accumulation", "accelerate launch", "gradient-accumulation-steps"
+    )
     n = _set_int(ctx, flags, "job.recovery.max_restarts", "accelerate launch", "max-restarts")
     if n is None:
         m.default("job.recovery.max_restarts", 0, ctx.file, "accelerate launch: --max_restarts = 0")
     mp = _f(flags, "mixed-precision")
     if mp and c.dtype_word(mp[0]):
-        c.precision(m, c.dtype_word(mp[0]) or "", ctx.file, mp[1], "accelerate launch: --mixed_precision")
+        c.precision(
+            m, c.dtype_word(mp[0]) or "", ctx.file, mp[1], "accelerate launch: --mixed_precision"
+        )
 
 
 def _deepspeed_launcher(ctx: Ctx, flags: Flags) -> None:
@@ -135,18 +165,37 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
     m.formats.append("megatron")
     m.torch = True
     src = "megatron"
-    for fact, name in (("job.batch.micro", "micro-batch-size"), ("job.batch.global", "global-batch-size"),
-                       ("job.parallel.tp", "tensor-model-parallel-size"),
-                       ("job.parallel.pp", "pipeline-model-parallel-size"),
-                       ("job.parallel.cp", "context-parallel-size"), ("job.parallel.ep", "expert-model-parallel-size"),
-                       ("job.train_steps", "train-iters"), ("job.checkpoint.interval_steps", "save-interval")):
+    for fact, name in (
+        ("job.batch.micro", "micro-batch-size"),
+        ("job.batch.global", "global-batch-size"),
+        ("job.parallel.tp", "tensor-model-parallel-size"),
+        ("job.parallel.pp", "pipeline-model-parallel-size"),
+        ("job.parallel.cp", "context-parallel-size"),
+        ("job.parallel.ep", "expert-model-parallel-size"),
+        ("job.train_steps", "train-iters"),
+        ("job.checkpoint.interval_steps", "save-interval"),
+    ):
         _set_int(ctx, flags, fact, src, name)
-    for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size", "context-parallel-size"):
+    for k in (
+        "tensor-model-parallel-size",
+        "pipeline-model-parallel-size",
+        "context-parallel-size",
+    ):
         if k not in flags and k + "?unresolved" not in flags:
-            m.default("job.parallel." + {"t": "tp", "p": "pp", "c": "cp"}[k[0]], 1, ctx.file, f"megatron: --{k} = 1")
+            m.default(
+                "job.parallel." + {"t": "tp", "p": "pp", "c": "cp"}[k[0]],
+                1,
+                ctx.file,
+                f"megatron: --{k} = 1",
+            )
     if "global-batch-size" in flags:
-        m.set("job.batch.rule", "divisible", ctx.file, flags["global-batch-size"][1],
-              "megatron: global % (micro x dp) == 0")
+        m.set(
+            "job.batch.rule",
+            "divisible",
+            ctx.file,
+            flags["global-batch-size"][1],
+            "megatron: global % (micro x dp) == 0",
+        )
     if "fp8-format" in flags:
         c.precision(m, "fp8", ctx.file, flags["fp8-format"][1], "megatron: --fp8-format")
     for name, word in (("bf16", "bf16"), ("fp16", "fp16")):
@@ -155,29 +204,62 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
     if "fp16" in flags:
         ls = _f(flags, "loss-scale")
         static = ls is not None and (c.as_float(ls[0]) or 0) > 0
-        m.set("job.precision.loss_scaling", "static" if static else "dynamic", ctx.file,
-              (ls or flags["fp16"])[1], "megatron: --loss-scale" if ls else "megatron: --fp16 (dynamic by default)")
+        m.set(
+            "job.precision.loss_scaling",
+            "static" if static else "dynamic",
+            ctx.file,
+            (ls or flags["fp16"])[1],
+            "megatron: --loss-scale" if ls else "megatron: --fp16 (dynamic by default)",
+        )
     if not any(k in flags for k in ("bf16", "fp16", "fp8-format")):
         c.precision_default(m, "fp32", ctx.file, "megatron: no --bf16/--fp16")
-    for name, dt in (("grad-reduce-in-bf16", "bf16"), ("accumulate-allreduce-grads-in-fp32", "fp32")):
+    for name, dt in (
+        ("grad-reduce-in-bf16", "bf16"),
+        ("accumulate-allreduce-grads-in-fp32", "fp32"),
+    ):
         if name in flags:
             m.set("job.comm.grad_dtype", dt, ctx.file, flags[name][1], f"megatron: --{name}")
     hit = _f(flags, "megatron-fsdp-grad-comm-dtype")
     if hit:
-        m.set("job.comm.grad_dtype", c.dtype_word(hit[0]) or hit[0], ctx.file, hit[1],
-              "megatron: --megatron-fsdp-grad-comm-dtype")
+        m.set(
+            "job.comm.grad_dtype",
+            c.dtype_word(hit[0]) or hit[0],
+            ctx.file,
+            hit[1],
+            "megatron: --megatron-fsdp-grad-comm-dtype",
+        )
     save, load = _f(flags, "save"), _f(flags, "load")
     if save:
         m.set("job.checkpoint.enabled", True, ctx.file, save[1], "megatron: --save")
         same = load is not None and load[0] == save[0]
-        m.set("job.checkpoint.resume", same, ctx.file, (load or save)[1],
-              "megatron: --load == --save" if same else "megatron: --load differs from --save or is missing")
+        m.set(
+            "job.checkpoint.resume",
+            same,
+            ctx.file,
+            (load or save)[1],
+            "megatron: --load == --save"
+            if same
+            else "megatron: --load differs from --save or is missing",
+        )
     elif "save?unresolved" in flags:
-        m.set("job.checkpoint.enabled", True, ctx.file, flags["save?unresolved"][1], "megatron: --save")
+        m.set(
+            "job.checkpoint.enabled",
+            True,
+            ctx.file,
+            flags["save?unresolved"][1],
+            "megatron: --save",
+        )
         lu = flags.get("load?unresolved")
         same = lu is not None and lu[0] == flags["save?unresolved"][0]
-        m.set("job.checkpoint.resume", same, ctx.file, (lu or flags["save?unresolved"])[1],
-              "megatron: --load == --save" if same else "megatron: --load differs from --save or is missing")
+        m.set(
+            "job.checkpoint.resume",
+            same,
+            ctx.file,
+            (lu or flags["save?unresolved"])[1],
+            "megatron: --load == --save"
+            if same
+            else "megatron: --load differs from --save or is missing",
+        )
     else:
         m.default("job.checkpoint.enabled", False, ctx.file, "megatron: no --save")
     if _set_int(ctx, flags, "job.logging.interval_steps", src, "log-interval") is None:
@@ -186,10 +268,16 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
         hit = _f(flags, name, name + "?unresolved")
         if hit:
             c.sink(m, sink, ctx.file, hit[1], f"megatron: --{name}")
-    fams = {"log-throughput": "gpu_utilization", "log-straggler": "gpu_utilization",
-            "log-memory-to-tensorboard": "memory", "log-device-memory-used": "memory",
-            "log-timers-to-tensorboard": "collective_latency", "log-params-norm": "gradient_stats",
-            "log-num-zeros-in-grad": "gradient_stats", "log-l2-norm-grad-to-tensorboard": "gradient_stats"}
+    fams = {
+        "log-throughput": "gpu_utilization",
+        "log-straggler": "gpu_utilization",
+        "log-memory-to-tensorboard": "memory",
+        "log-device-memory-used": "memory",
+        "log-timers-to-tensorboard": "collective_latency",
+        "log-params-norm": "gradient_stats",
+        "log-num-zeros-in-grad": "gradient_stats",
+        "log-l2-norm-grad-to-tensorboard": "gradient_stats",
+    }
     for name, fam in fams.items():
         if name in flags:
             c.metric(m, fam, ctx.file, flags[name][1], f"megatron: --{name}")
@@ -197,13 +285,25 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
     if tl and (c.as_int(tl[0]) or 0) >= 1:
         c.metric(m, "collective_latency", ctx.file, tl[1], "megatron: --timing-log-level")
     if "log-energy" in flags:
-        m.set("job.metrics.energy", True, ctx.file, flags["log-energy"][1], "megatron: --log-energy")
+        m.set(
+            "job.metrics.energy", True, ctx.file, flags["log-energy"][1], "megatron: --log-energy"
+        )
     hit = _f(flags, "distributed-timeout-minutes")
     if hit and c.as_float(hit[0]) is not None:
-        m.set("job.recovery.detection_timeout", (c.as_float(hit[0]) or 0) * 60, ctx.file, hit[1],
-              "megatron: --distributed-timeout-minutes")
+        m.set(
+            "job.recovery.detection_timeout",
+            (c.as_float(hit[0]) or 0) * 60,
+            ctx.file,
+            hit[1],
+            "megatron: --distributed-timeout-minutes",
+        )
     else:
-        m.default("job.recovery.detection_timeout", 600, ctx.file, "megatron: --distributed-timeout-minutes = 10")
+        m.default(
+            "job.recovery.detection_timeout",
+            600,
+            ctx.file,
+            "megatron: --distributed-timeout-minutes = 10",
+        )
     hit = _f(flags, "exit-duration-in-mins")
     limit = m.get("job.resources.time_limit")
     if hit and c.as_float(hit[0]) is not None and isinstance(limit, (int, float)):
@@ -211,15 +311,28 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
         cur = m.get("job.recovery.signal_lead")
         if cur is None or not m.explicit("job.recovery.signal_lead") or lead > cur:
             m.entries.pop("job.recovery.signal_lead", None)
-            m.set("job.recovery.signal_lead", lead, ctx.file, hit[1],
-                  "megatron: --exit-duration-in-mins before the sbatch --time limit")
+            m.set(
+                "job.recovery.signal_lead",
+                lead,
+                ctx.file,
+                hit[1],
+                "megatron: --exit-duration-in-mins before the sbatch --time limit",
+            )
 
 
 def _hf_args(ctx: Ctx, flags: Flags) -> None:
     from validator.jobs import hf
 
-    data = {k.replace("-", "_"): _typed(v) for k, (v, _) in flags.items() if not k.startswith(("@", "#")) and "?" not in k}
-    lines = {(k.replace("-", "_"),): line for k, (_, line) in flags.items() if not k.startswith(("@", "#")) and "?" not in k}
+    data = {
+        k.replace("-", "_"): _typed(v)
+        for k, (v, _) in flags.items()
+        if not k.startswith(("@", "#")) and "?" not in k
+    }
+    lines = {
+        (k.replace("-", "_"),): line
+        for k, (_, line) in flags.items()
+        if not k.startswith(("@", "#")) and "?" not in k
+    }
     sub = Ctx(ctx.path, ctx.file, ctx.text, ctx.model, ctx.follow, Tree(ctx.file, data, lines))
     hf.read_trainer(sub)
 
@@ -239,11 +352,22 @@ def _script_args(ctx: Ctx, flags: Flags) -> None:
         hit = _f(flags, name)
         if hit and c.as_int(hit[0]):
             m.set("job.checkpoint.enabled", True, ctx.file, hit[1], f"script argument --{name}")
-            m.set("job.checkpoint.interval_steps", c.as_int(hit[0]), ctx.file, hit[1],
-                  f"script argument --{name} (steps)")
+            m.set(
+                "job.checkpoint.interval_steps",
+                c.as_int(hit[0]),
+                ctx.file,
+                hit[1],
+                f"script argument --{name} (steps)",
+            )
     hit = _f(flags, "resume-from-checkpoint")
     if hit and hit[0].lower() not in ("false", "none", ""):
-        m.set("job.checkpoint.resume", True, ctx.file, hit[1], "script argument --resume-from-checkpoint")
+        m.set(
+            "job.checkpoint.resume",
+            True,
+            ctx.file,
+            hit[1],
+            "script argument --resume-from-checkpoint",
+        )
     hit = _f(flags, "max-steps")
     if hit and (c.as_int(hit[0]) or 0) > 0:
         m.set("job.train_steps", c.as_int(hit[0]), ctx.file, hit[1], "script argument --max-steps")
@@ -256,4 +380,3 @@ def apply_words(ctx: Ctx, words: list[tuple[str, int]]) -> None:
     flags: Flags = {}
     _harvest([Word(t, ln) for t, ln in words], Vars({}), flags)
     apply(ctx, flags)
-

@@ -8,16 +8,34 @@ the checkpoint callback and loggers) and a Megatron-style ``model:`` batch. Omeg
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 
-PREC = {"16": "fp16", "16-mixed": "fp16", "16-true": "fp16", "bf16": "bf16", "bf16-mixed": "bf16",
-        "bf16-true": "bf16", "32": "fp32", "32-true": "fp32", "64": "fp32", "64-true": "fp32",
-        "transformer-engine": "fp8", "transformer-engine-float16": "fp8"}
-LOGGERS = {"TensorBoardLogger": "tensorboard", "WandbLogger": "wandb", "CSVLogger": "csv",
-           "MLFlowLogger": "mlflow", "CometLogger": "comet", "NeptuneLogger": "neptune"}
+PREC = {
+    "16": "fp16",
+    "16-mixed": "fp16",
+    "16-true": "fp16",
+    "bf16": "bf16",
+    "bf16-mixed": "bf16",
+    "bf16-true": "bf16",
+    "32": "fp32",
+    "32-true": "fp32",
+    "64": "fp32",
+    "64-true": "fp32",
+    "transformer-engine": "fp8",
+    "transformer-engine-float16": "fp8",
+}
+LOGGERS = {
+    "TensorBoardLogger": "tensorboard",
+    "WandbLogger": "wandb",
+    "CSVLogger": "csv",
+    "MLFlowLogger": "mlflow",
+    "CometLogger": "comet",
+    "NeptuneLogger": "neptune",
+}
 
 
 def _cls(obj: Any) -> tuple[str, dict[str, Any]]:
@@ -51,7 +69,9 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
     # callbacks: in the trainer, or a Hydra callbacks file (name -> {_target_: ...})
     callbacks: list[tuple[tuple[Any, ...], Any]] = []
     if tpath is not None and isinstance(ctx.get(*tpath, "callbacks"), list):
-        callbacks += [((*tpath, "callbacks", i), cb) for i, cb in enumerate(ctx.get(*tpath, "callbacks"))]
+        callbacks += [
+            ((*tpath, "callbacks", i), cb) for i, cb in enumerate(ctx.get(*tpath, "callbacks"))
+        ]
     callbacks += [((k,), v) for k, v in data.items() if isinstance(v, dict) and "_target_" in v]
     for path, cb in callbacks:
         _callback(ctx, path, cb)
@@ -68,22 +88,39 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
     if prec is not None and not _unresolved(prec):
         word = PREC.get(str(prec).lower())
         if word is None:
-            m.add("job.precision.problems", f"precision {prec!r} is not a Lightning precision",
-                  ctx.file, ctx.line(*t, "precision"), src + "precision")
+            m.add(
+                "job.precision.problems",
+                f"precision {prec!r} is not a Lightning precision",
+                ctx.file,
+                ctx.line(*t, "precision"),
+                src + "precision",
+            )
         else:
             c.precision(m, word, ctx.file, ctx.line(*t, "precision"), f"{src}precision = {prec}")
             if word == "fp16":
-                m.set("job.precision.loss_scaling", "dynamic", ctx.file, ctx.line(*t, "precision"),
-                      f"{src}precision = {prec} (GradScaler)")
+                m.set(
+                    "job.precision.loss_scaling",
+                    "dynamic",
+                    ctx.file,
+                    ctx.line(*t, "precision"),
+                    f"{src}precision = {prec} (GradScaler)",
+                )
     else:
         c.precision_default(m, "fp32", ctx.file, "lightning: precision = 32-true")
     acc = c.as_int(g("accumulate_grad_batches"))
     if acc is not None:
-        ctx.set("job.batch.accumulation", acc, (*t, "accumulate_grad_batches"),
-                src + "accumulate_grad_batches")
+        ctx.set(
+            "job.batch.accumulation",
+            acc,
+            (*t, "accumulate_grad_batches"),
+            src + "accumulate_grad_batches",
+        )
     else:
         m.default("job.batch.accumulation", 1, ctx.file, "lightning: accumulate_grad_batches = 1")
-    for key, fact in (("num_nodes", "job.resources.nodes"), ("devices", "job.resources.gpus_per_node")):
+    for key, fact in (
+        ("num_nodes", "job.resources.nodes"),
+        ("devices", "job.resources.gpus_per_node"),
+    ):
         n = c.as_int(g(key))
         if n is not None and n > 0:
             ctx.set(fact, n, (*t, key), src + key)
@@ -95,28 +132,54 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
         ctx.set("job.duration", mt, (*t, "max_time"), src + "max_time")
     les = c.as_int(g("log_every_n_steps"))
     if les is not None:
-        ctx.set("job.logging.interval_steps", les, (*t, "log_every_n_steps"), src + "log_every_n_steps")
+        ctx.set(
+            "job.logging.interval_steps", les, (*t, "log_every_n_steps"), src + "log_every_n_steps"
+        )
     else:
         m.default("job.logging.interval_steps", 50, ctx.file, "lightning: log_every_n_steps = 50")
     if not nemo:
         ec = g("enable_checkpointing")
         if c.as_bool(ec) is not None:
-            ctx.set("job.checkpoint.enabled", c.as_bool(ec), (*t, "enable_checkpointing"),
-                    src + "enable_checkpointing")
+            ctx.set(
+                "job.checkpoint.enabled",
+                c.as_bool(ec),
+                (*t, "enable_checkpointing"),
+                src + "enable_checkpointing",
+            )
         else:
-            m.default("job.checkpoint.enabled", True, ctx.file,
-                      "lightning: enable_checkpointing = True (ModelCheckpoint every epoch)")
+            m.default(
+                "job.checkpoint.enabled",
+                True,
+                ctx.file,
+                "lightning: enable_checkpointing = True (ModelCheckpoint every epoch)",
+            )
     loggers = g("logger")
     for i, lg in enumerate(loggers if isinstance(loggers, list) else [loggers]):
         name = LOGGERS.get(_cls(lg)[0])
         if name:
             c.sink(m, name, ctx.file, ctx.line(*t, "logger"), f"{src}logger[{i}]")
+    sname, sargs = _cls(g("strategy"))
+    if sname and "timeout" in sargs:
+        to = sargs["timeout"]
+        secs = c.lightning_time(to) if isinstance(to, dict) else c.as_float(to)
+        if secs is not None:
+            ctx.set(
+                "job.recovery.detection_timeout",
+                secs,
+                (*t, "strategy"),
+                f"{src}strategy {sname}.timeout",
+            )
     plugins = g("plugins")
-    for i, pl in enumerate(plugins if isinstance(plugins, list) else [plugins]):
+    for pl in plugins if isinstance(plugins, list) else [plugins]:
         name, args = _cls(pl)
         if name == "SLURMEnvironment":
             rq = c.as_bool(args.get("auto_requeue", True))
-            ctx.set("job.recovery.requeue", rq, (*t, "plugins"), f"{src}plugins SLURMEnvironment.auto_requeue")
+            ctx.set(
+                "job.recovery.requeue",
+                rq,
+                (*t, "plugins"),
+                f"{src}plugins SLURMEnvironment.auto_requeue",
+            )
 
 
 def _callback(ctx: Ctx, path: tuple[Any, ...], cb: Any) -> None:
@@ -128,41 +191,73 @@ def _callback(ctx: Ctx, path: tuple[Any, ...], cb: Any) -> None:
         steps = c.as_int(args.get("every_n_train_steps"))
         tti = args.get("train_time_interval")
         if steps:
-            m.set("job.checkpoint.interval_steps", steps, ctx.file, line,
-                  "lightning: ModelCheckpoint.every_n_train_steps")
+            m.set(
+                "job.checkpoint.interval_steps",
+                steps,
+                ctx.file,
+                line,
+                "lightning: ModelCheckpoint.every_n_train_steps",
+            )
         secs = c.lightning_time(tti) if tti is not None else None
         if secs:
-            m.set("job.checkpoint.interval_time", secs, ctx.file, line,
-                  "lightning: ModelCheckpoint.train_time_interval")
-        set_ = [k for k in ("every_n_train_steps", "train_time_interval", "every_n_epochs")
-                if args.get(k) is not None]
+            m.set(
+                "job.checkpoint.interval_time",
+                secs,
+                ctx.file,
+                line,
+                "lightning: ModelCheckpoint.train_time_interval",
+            )
+        set_ = [
+            k
+            for k in ("every_n_train_steps", "train_time_interval", "every_n_epochs")
+            if args.get(k) is not None
+        ]
         if len(set_) > 1:
-            m.add("job.config.ignored_keys", f"ModelCheckpoint {', '.join(set_)} are mutually exclusive "
-                  "(Lightning raises MisconfigurationException)", ctx.file, line, "lightning: ModelCheckpoint")
+            m.add(
+                "job.config.ignored_keys",
+                f"ModelCheckpoint {', '.join(set_)} are mutually exclusive "
+                "(Lightning raises MisconfigurationException)",
+                ctx.file,
+                line,
+                "lightning: ModelCheckpoint",
+            )
     elif name == "DeviceStatsMonitor":
         c.metric(m, "gpu_utilization", ctx.file, line, "lightning: DeviceStatsMonitor")
         c.metric(m, "memory", ctx.file, line, "lightning: DeviceStatsMonitor")
     elif name in LOGGERS:
         c.sink(m, LOGGERS[name], ctx.file, line, f"lightning: {name}")
+    elif re.search(r"Grad(ient)?(Norm|Stat)", name):
+        # grad_norm() is a utility called from a callback; a callback named for it is
+        # taken at its word (the source says so)
+        c.metric(m, "gradient_stats", ctx.file, line, f"lightning: callback {name} (by its name)")
 
 
 def _nemo(ctx: Ctx) -> None:
     m, e = ctx.model, (lambda *k: ctx.get("exp_manager", *k))
-    for key, fact in (("micro_batch_size", "job.batch.micro"), ("global_batch_size", "job.batch.global"),
-                      ("tensor_model_parallel_size", "job.parallel.tp"),
-                      ("pipeline_model_parallel_size", "job.parallel.pp"),
-                      ("context_parallel_size", "job.parallel.cp"),
-                      ("expert_model_parallel_size", "job.parallel.ep")):
+    for key, fact in (
+        ("micro_batch_size", "job.batch.micro"),
+        ("global_batch_size", "job.batch.global"),
+        ("tensor_model_parallel_size", "job.parallel.tp"),
+        ("pipeline_model_parallel_size", "job.parallel.pp"),
+        ("context_parallel_size", "job.parallel.cp"),
+        ("expert_model_parallel_size", "job.parallel.ep"),
+    ):
         n = c.as_int(ctx.get("model", key))
         if n is not None:
             ctx.set(fact, n, ("model", key), f"nemo: model.{key}")
     if m.has("job.batch.global"):
-        ctx.set("job.batch.rule", "divisible", ("model", "global_batch_size"),
-                "nemo: global = micro x dp x grad_acc (grad_acc derived)")
+        ctx.set(
+            "job.batch.rule",
+            "divisible",
+            ("model", "global_batch_size"),
+            "nemo: global = micro x dp x grad_acc (grad_acc derived)",
+        )
     tl = ctx.get("run", "time_limit")
     secs = c.slurm_time(tl) if isinstance(tl, str) else None
     if secs:
-        ctx.set("job.resources.time_limit", secs, ("run", "time_limit"), "nemo launcher: run.time_limit")
+        ctx.set(
+            "job.resources.time_limit", secs, ("run", "time_limit"), "nemo launcher: run.time_limit"
+        )
     if c.as_bool(ctx.get("model", "fp8")):
         c.precision(m, "fp8", ctx.file, ctx.line("model", "fp8"), "nemo: model.fp8")
     if ctx.get("exp_manager") is None:
@@ -170,45 +265,92 @@ def _nemo(ctx: Ctx) -> None:
     ccb = e("create_checkpoint_callback")
     enabled = c.as_bool(ccb) if ccb is not None else True
     if ccb is not None:
-        ctx.set("job.checkpoint.enabled", enabled, ("exp_manager", "create_checkpoint_callback"),
-                "nemo: exp_manager.create_checkpoint_callback")
+        ctx.set(
+            "job.checkpoint.enabled",
+            enabled,
+            ("exp_manager", "create_checkpoint_callback"),
+            "nemo: exp_manager.create_checkpoint_callback",
+        )
     else:
-        m.default("job.checkpoint.enabled", True, ctx.file, "nemo: create_checkpoint_callback = True")
+        m.default(
+            "job.checkpoint.enabled", True, ctx.file, "nemo: create_checkpoint_callback = True"
+        )
     p = ("exp_manager", "checkpoint_callback_params")
     steps = c.as_int(ctx.get(*p, "every_n_train_steps"))
     if steps:
-        ctx.set("job.checkpoint.interval_steps", steps, (*p, "every_n_train_steps"),
-                "nemo: checkpoint_callback_params.every_n_train_steps")
+        ctx.set(
+            "job.checkpoint.interval_steps",
+            steps,
+            (*p, "every_n_train_steps"),
+            "nemo: checkpoint_callback_params.every_n_train_steps",
+        )
     elif enabled and ctx.get(*p, "monitor") is not None:
         vci = c.as_int(ctx.get("trainer", "val_check_interval"))
         if vci and vci > 1:
-            ctx.set("job.checkpoint.interval_steps", vci, ("trainer", "val_check_interval"),
-                    "nemo: checkpoint on validation (monitor set, no every_n_train_steps): "
-                    "trainer.val_check_interval")
+            ctx.set(
+                "job.checkpoint.interval_steps",
+                vci,
+                ("trainer", "val_check_interval"),
+                "nemo: checkpoint on validation (monitor set, no every_n_train_steps): "
+                "trainer.val_check_interval",
+            )
     rie = e("resume_if_exists")
     if c.as_bool(rie) is not None:
-        ctx.set("job.checkpoint.resume", c.as_bool(rie), ("exp_manager", "resume_if_exists"),
-                "nemo: exp_manager.resume_if_exists")
+        ctx.set(
+            "job.checkpoint.resume",
+            c.as_bool(rie),
+            ("exp_manager", "resume_if_exists"),
+            "nemo: exp_manager.resume_if_exists",
+        )
     else:
         m.default("job.checkpoint.resume", False, ctx.file, "nemo: resume_if_exists = False")
     tb = e("create_tensorboard_logger")
     if c.as_bool(tb) is not False:
-        c.sink(m, "tensorboard", ctx.file, ctx.line("exp_manager", "create_tensorboard_logger")
-               or ctx.line("exp_manager"), "nemo: exp_manager.create_tensorboard_logger")
-    for key, sink in (("create_wandb_logger", "wandb"), ("create_mlflow_logger", "mlflow"),
-                      ("create_neptune_logger", "neptune")):
+        c.sink(
+            m,
+            "tensorboard",
+            ctx.file,
+            ctx.line("exp_manager", "create_tensorboard_logger") or ctx.line("exp_manager"),
+            "nemo: exp_manager.create_tensorboard_logger",
+        )
+    for key, sink in (
+        ("create_wandb_logger", "wandb"),
+        ("create_mlflow_logger", "mlflow"),
+        ("create_neptune_logger", "neptune"),
+    ):
         if c.as_bool(e(key)):
             c.sink(m, sink, ctx.file, ctx.line("exp_manager", key), f"nemo: exp_manager.{key}")
     if c.as_bool(e("log_step_timing")) is not False:
-        c.metric(m, "collective_latency", ctx.file, ctx.line("exp_manager", "log_step_timing")
-                 or ctx.line("exp_manager"), "nemo: exp_manager.log_step_timing (step timing)")
+        c.metric(
+            m,
+            "collective_latency",
+            ctx.file,
+            ctx.line("exp_manager", "log_step_timing") or ctx.line("exp_manager"),
+            "nemo: exp_manager.log_step_timing (step timing)",
+        )
     if c.as_bool(e("log_tflops_per_sec_per_gpu")) is not False:
-        c.metric(m, "gpu_utilization", ctx.file, ctx.line("exp_manager", "log_tflops_per_sec_per_gpu")
-                 or ctx.line("exp_manager"), "nemo: exp_manager.log_tflops_per_sec_per_gpu")
+        c.metric(
+            m,
+            "gpu_utilization",
+            ctx.file,
+            ctx.line("exp_manager", "log_tflops_per_sec_per_gpu") or ctx.line("exp_manager"),
+            "nemo: exp_manager.log_tflops_per_sec_per_gpu",
+        )
     if c.as_bool(e("create_fault_tolerance_callback")):
         line = ctx.line("exp_manager", "create_fault_tolerance_callback")
-        m.set("job.recovery.auto_restart", True, ctx.file, line,
-              "nemo: exp_manager.create_fault_tolerance_callback")
+        m.set(
+            "job.recovery.auto_restart",
+            True,
+            ctx.file,
+            line,
+            "nemo: exp_manager.create_fault_tolerance_callback",
+        )
         hb = c.as_float(e("fault_tolerance", "rank_heartbeat_timeout"))
-        m.set("job.recovery.detection_timeout", hb if hb is not None else 2700.0, ctx.file, line,
-              "nemo: fault_tolerance.rank_heartbeat_timeout" + ("" if hb is not None else " (default 2700 s)"))
+        m.set(
+            "job.recovery.detection_timeout",
+            hb if hb is not None else 2700.0,
+            ctx.file,
+            line,
+            "nemo: fault_tolerance.rank_heartbeat_timeout"
+            + ("" if hb is not None else " (default 2700 s)"),
+        )

@@ -53,16 +53,16 @@ FACTS: dict[str, str | None] = {
     "job.gpu_count": None,
     "job.resources.nodes": None,
     "job.resources.gpus_per_node": None,
-    "job.resources.time_limit": "s",
-    "job.duration": "s",
-    "job.step_time": "s",
+    "job.resources.time_limit": "sec",
+    "job.duration": "sec",
+    "job.step_time": "sec",
     "job.train_steps": None,
     "job.checkpoint.enabled": None,
     "job.checkpoint.interval_steps": None,
-    "job.checkpoint.interval_time": "s",
+    "job.checkpoint.interval_time": "sec",
     "job.checkpoint.resume": None,
     "job.logging.interval_steps": None,
-    "job.logging.interval_time": "s",
+    "job.logging.interval_time": "sec",
     "job.logging.sinks": None,
     "job.metrics.families": None,
     "job.metrics.missing": None,
@@ -70,8 +70,8 @@ FACTS: dict[str, str | None] = {
     "job.recovery.auto_restart": None,
     "job.recovery.max_restarts": None,
     "job.recovery.requeue": None,
-    "job.recovery.detection_timeout": "s",
-    "job.recovery.signal_lead": "s",
+    "job.recovery.detection_timeout": "sec",
+    "job.recovery.signal_lead": "sec",
     "job.comm.nccl_algo": None,
     "job.comm.nccl_algo_pinned": None,
     "job.comm.nccl_discouraged": None,
@@ -101,6 +101,7 @@ class JobModel:
         self.files: list[str] = []
         self.errors: list[dict[str, Any]] = []
         self.torch = False  # a PyTorch job: the torch.distributed defaults apply
+        self.timeouts: list[Entry] = []
 
     # -- what readers call --------------------------------------------------------------
     def set(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
@@ -113,8 +114,10 @@ class JobModel:
             self.entries[name] = Entry(value, file, line, source)
         elif old.value != value:
             where = f"{file}:{line}" if line else str(file)
-            self.conflicts.append(f"{name}: {old.source} = {old.value!r} at "
-                                  f"{old.file}:{old.line}, but {source} = {value!r} at {where}")
+            self.conflicts.append(
+                f"{name}: {old.source} = {old.value!r} at "
+                f"{old.file}:{old.line}, but {source} = {value!r} at {where}"
+            )
 
     def default(self, name: str, value: Any, file: str | None, source: str) -> None:
         """A framework default, used only where no file sets the value."""
@@ -139,6 +142,11 @@ class JobModel:
         e = self.entries.get(name)
         return e is not None and not e.default
 
+    def timeout(self, seconds: float, file: str | None, line: int | None, source: str) -> None:
+        """Another explicit failure-detection timeout (watchdog heartbeat, rendezvous):
+        ``job.recovery.detection_timeout`` is the longest of all of them."""
+        self.timeouts.append(Entry(seconds, file, line, source))
+
     def error(self, file: str, line: int | None, message: str) -> None:
         self.errors.append({"file": file, "line": line, "message": message})
 
@@ -156,8 +164,13 @@ class JobModel:
             nodes, per = self.get("job.resources.nodes"), self.get("job.resources.gpus_per_node")
             if isinstance(nodes, int) and isinstance(per, int):
                 e = self.entries["job.resources.nodes"]
-                self.set("job.world_size", nodes * per, e.file, e.line,
-                         f"nodes x GPUs per node = {nodes} x {per}")
+                self.set(
+                    "job.world_size",
+                    nodes * per,
+                    e.file,
+                    e.line,
+                    f"nodes x GPUs per node = {nodes} x {per}",
+                )
         if gpu_count is not None and not self.has("job.world_size"):
             self.set("job.world_size", int(gpu_count), None, None, "--set gpu_count")
         ws = self.entries.get("job.world_size")
@@ -171,36 +184,49 @@ class JobModel:
         known = [d for d in degrees if isinstance(d, int) and d > 0]
         if known:
             size = math.prod(known)
-            e = next(self.entries[f"job.parallel.{k}"] for k in ("tp", "pp", "cp")
-                     if self.has(f"job.parallel.{k}"))
-            self.entries["job.parallel.model_size"] = Entry(size, e.file, e.line,
-                                                            "tensor x pipeline x context parallel")
+            e = next(
+                self.entries[f"job.parallel.{k}"]
+                for k in ("tp", "pp", "cp")
+                if self.has(f"job.parallel.{k}")
+            )
+            self.entries["job.parallel.model_size"] = Entry(
+                size, e.file, e.line, "tensor x pipeline x context parallel"
+            )
         ws = self.get("job.world_size")
         if not self.has("job.parallel.dp") and isinstance(ws, int) and ws > 0:
             size = self.get("job.parallel.model_size", 1)
             if ws % size == 0:
                 e = self.entries["job.world_size"]
-                self.set("job.parallel.dp", ws // size, e.file, e.line,
-                         f"world size / (tp x pp x cp) = {ws} / {size}")
+                self.set(
+                    "job.parallel.dp",
+                    ws // size,
+                    e.file,
+                    e.line,
+                    f"world size / (tp x pp x cp) = {ws} / {size}",
+                )
 
     def _precision(self) -> None:
         modes = [v for v, *_ in self.lists.get("job.precision.modes", [])]
         if len(modes) > 1:
-            self.add("job.precision.problems", "more than one half-precision mode enabled: "
-                     + ", ".join(modes), None, None, "derived")
-        if self.get("job.precision.mode") == "fp16" and self.get("job.precision.loss_scaling") in (
-                "none", "static"):
-            self.add("job.precision.problems",
-                     f"fp16 with {self.get('job.precision.loss_scaling')} loss scaling "
-                     "(use dynamic loss scaling)", None, None, "derived")
+            self.add(
+                "job.precision.problems",
+                "more than one half-precision mode enabled: " + ", ".join(modes),
+                None,
+                None,
+                "derived",
+            )
 
     def _checkpoint(self) -> None:
         steps, st = self.get("job.checkpoint.interval_steps"), self.get("job.step_time")
-        if (isinstance(steps, (int, float)) and isinstance(st, (int, float))
-                and not self.has("job.checkpoint.interval_time")):
+        if (
+            isinstance(steps, (int, float))
+            and isinstance(st, (int, float))
+            and not self.has("job.checkpoint.interval_time")
+        ):
             e = self.entries["job.checkpoint.interval_steps"]
             self.entries["job.checkpoint.interval_time"] = Entry(
-                steps * st, e.file, e.line, f"{e.source} x step time = {steps} x {st:g} s")
+                steps * st, e.file, e.line, f"{e.source} x step time = {steps} x {st:g} s"
+            )
         if not self.has("job.duration"):
             tl = self.entries.get("job.resources.time_limit")
             n, st = self.get("job.train_steps"), self.get("job.step_time")
@@ -208,42 +234,70 @@ class JobModel:
                 self.entries["job.duration"] = Entry(tl.value, tl.file, tl.line, tl.source)
             elif isinstance(n, (int, float)) and n > 0 and isinstance(st, (int, float)):
                 e = self.entries["job.train_steps"]
-                self.entries["job.duration"] = Entry(n * st, e.file, e.line,
-                                                     f"train steps x step time = {n} x {st:g} s")
+                self.entries["job.duration"] = Entry(
+                    n * st, e.file, e.line, f"train steps x step time = {n} x {st:g} s"
+                )
             else:
                 self.entries["job.duration"] = Entry(
-                    "unlimited", None, None, "no time limit or step count x step time: "
-                    "counted as unbounded (pass --set step_time=... or give the sbatch script)")
+                    "unlimited",
+                    None,
+                    None,
+                    "no time limit or step count x step time: "
+                    "counted as unbounded (pass --set step_time=... or give the sbatch script)",
+                )
 
     def _logging(self) -> None:
         steps, st = self.get("job.logging.interval_steps"), self.get("job.step_time")
-        if (isinstance(steps, (int, float)) and isinstance(st, (int, float))
-                and not self.has("job.logging.interval_time")):
+        if (
+            isinstance(steps, (int, float))
+            and isinstance(st, (int, float))
+            and not self.has("job.logging.interval_time")
+        ):
             e = self.entries["job.logging.interval_steps"]
             self.entries["job.logging.interval_time"] = Entry(
-                steps * st, e.file, e.line, f"{e.source} x step time = {steps} x {st:g} s")
+                steps * st, e.file, e.line, f"{e.source} x step time = {steps} x {st:g} s"
+            )
         if self.formats:
             have = {v for v, *_ in self.lists.get("job.metrics.families", [])}
             missing = [f for f in METRIC_FAMILIES if f not in have]
             self.entries["job.metrics.missing"] = Entry(
-                missing, self.files[0] if self.files else None, None,
-                "spec metric families not emitted by any configured knob")
+                missing,
+                self.files[0] if self.files else None,
+                None,
+                "spec metric families not emitted by any configured knob",
+            )
             if not self.has("job.metrics.energy"):
-                self.default("job.metrics.energy", False, self.files[0] if self.files else None,
-                             "no energy logging configured")
+                self.default(
+                    "job.metrics.energy",
+                    False,
+                    self.files[0] if self.files else None,
+                    "no energy logging configured",
+                )
 
     def _recovery(self) -> None:
         if self.torch:
-            self.default("job.recovery.detection_timeout", TORCH_PG_TIMEOUT_S,
-                         self.files[0] if self.files else None,
-                         "torch.distributed NCCL process-group timeout (10 min)")
+            self.default(
+                "job.recovery.detection_timeout",
+                TORCH_PG_TIMEOUT_S,
+                self.files[0] if self.files else None,
+                "torch.distributed NCCL process-group timeout (10 min)",
+            )
+        for t in self.timeouts:
+            cur = self.entries.get("job.recovery.detection_timeout")
+            if cur is None or not isinstance(cur.value, (int, float)) or t.value > cur.value:
+                self.entries["job.recovery.detection_timeout"] = t
         mr = self.get("job.recovery.max_restarts")
         rq = self.get("job.recovery.requeue")
         if not self.has("job.recovery.auto_restart") and (mr is not None or rq is not None):
-            e = self.entries.get("job.recovery.max_restarts") or self.entries["job.recovery.requeue"]
+            e = (
+                self.entries.get("job.recovery.max_restarts")
+                or self.entries["job.recovery.requeue"]
+            )
             restart = bool((isinstance(mr, int) and mr > 0) or rq is True)
             src = f"max restarts = {mr}, requeue = {rq}"
-            self.entries["job.recovery.auto_restart"] = Entry(restart, e.file, e.line, src, e.default)
+            self.entries["job.recovery.auto_restart"] = Entry(
+                restart, e.file, e.line, src, e.default
+            )
 
     # -- output -------------------------------------------------------------------------
     def facts(self) -> dict[str, dict[str, Any]]:
@@ -251,15 +305,17 @@ class JobModel:
         for name, unit in FACTS.items():
             if name in self.lists and name not in self.entries:
                 bucket = self.lists[name]
-                _, file, line, source = bucket[0]
+                _, file, line, _source = bucket[0]
                 vals = [v for v, *_ in bucket]
                 loc = {"file": file, "line": line} if file else None
-                out[name] = fdoc.value(vals, source="; ".join(sorted({b[3] for b in bucket})),
-                                       location=loc)
+                out[name] = fdoc.value(
+                    vals, source="; ".join(sorted({b[3] for b in bucket})), location=loc
+                )
                 continue
             e = self.entries.get(name)
             if e is None:
-                out[name] = fdoc.value(None, unit=unit, source="not set")
+                first = {"file": self.files[0], "line": None} if self.files else None
+                out[name] = fdoc.value(None, unit=unit, source="not set", location=first)
                 out[name]["value"] = self._empty(name)
                 continue
             loc = {"file": e.file, "line": e.line} if e.file else None
@@ -271,6 +327,16 @@ class JobModel:
 
     @staticmethod
     def _empty(name: str) -> Any:
-        return [] if name in ("job.precision.problems", "job.config.ignored_keys",
-                              "job.logging.sinks", "job.metrics.families", "job.comm.nccl_discouraged",
-                              "job.precision.modes") else None
+        return (
+            []
+            if name
+            in (
+                "job.precision.problems",
+                "job.config.ignored_keys",
+                "job.logging.sinks",
+                "job.metrics.families",
+                "job.comm.nccl_discouraged",
+                "job.precision.modes",
+            )
+            else None
+        )

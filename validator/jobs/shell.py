@@ -25,13 +25,21 @@ from dataclasses import dataclass, field
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 
-_ASSIGN = re.compile(r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S)
-_VAR = re.compile(r"\$\(\((.+?)\)\)|\$\{([A-Za-z_]\w*)(\[[@*0-9]\])?(?::?([-=+?])([^}]*))?\}|\$([A-Za-z_]\w*)|\$\(")
+_ASSIGN = re.compile(
+    r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S
+)
+_VAR = re.compile(
+    r"\$\(\((.+?)\)\)|\$\{([A-Za-z_]\w*)(\[[@*0-9]\])?(?::?([-=+?])([^}]*))?\}|\$([A-Za-z_]\w*)|\$\("
+)
 _SBATCH = re.compile(r"^\s*#SBATCH\s+(.*)$")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_]\w*)['\"]?")
 _SKIP_CMDS = ("echo", "printf", "read", "case")
-_SLURM_RUNTIME = {"SLURM_NNODES": "nodes", "SLURM_JOB_NUM_NODES": "nodes",
-                  "SLURM_GPUS_ON_NODE": "gpus", "SLURM_GPUS_PER_NODE": "gpus"}
+_SLURM_RUNTIME = {
+    "SLURM_NNODES": "nodes",
+    "SLURM_JOB_NUM_NODES": "nodes",
+    "SLURM_GPUS_ON_NODE": "gpus",
+    "SLURM_GPUS_PER_NODE": "gpus",
+}
 MAX_DEPTH = 8
 
 
@@ -92,6 +100,18 @@ def split_script(text: str) -> Script:
                     j += 1
                 else:
                     cur.append(ch)
+            elif ch == "$" and raw[j + 1 : j + 2] == "(":
+                # $(...) / $((...)): one word up to the matching parenthesis on this line
+                level, k = 0, j + 1
+                while k < len(raw):
+                    level += {"(": 1, ")": -1}.get(raw[k], 0)
+                    if level == 0:
+                        break
+                    k += 1
+                if not cur:
+                    cur_line = n
+                cur.append(raw[j : k + 1])
+                j = k
             elif ch in "\"'":
                 if not cur:
                     cur_line = n
@@ -144,8 +164,14 @@ def split_script(text: str) -> Script:
     return s
 
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.floordiv,
+    ast.Mod: operator.mod,
+}
 
 
 def _arith(expr: str) -> int | None:
@@ -162,6 +188,7 @@ def _arith(expr: str) -> int | None:
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
             return -ev(n.operand)
         raise ValueError
+
     try:
         return ev(node)
     except (ValueError, ZeroDivisionError):
@@ -189,8 +216,17 @@ class Vars:
                 return ""
             if m.group(1) is not None:
                 inner = self.expand(m.group(1), depth + 1)
-                v = _arith(re.sub(r"\b([A-Za-z_]\w*)\b", lambda k: self.scalars.get(k.group(1), k.group(1)),
-                                  inner)) if inner is not None else None
+                v = (
+                    _arith(
+                        re.sub(
+                            r"\b([A-Za-z_]\w*)\b",
+                            lambda k: self.scalars.get(k.group(1), k.group(1)),
+                            inner,
+                        )
+                    )
+                    if inner is not None
+                    else None
+                )
                 if v is None:
                     unknown = True
                     return ""
@@ -203,6 +239,7 @@ class Vars:
                 unknown = True
                 return ""
             return val
+
         out = _VAR.sub(sub, text)
         return None if unknown else out
 
@@ -237,8 +274,10 @@ def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
                 break
             name, plus, value = m.groups()
             if value == "(":
-                end = next((e for e in range(k + 1, len(words)) if words[e].text == ")"), len(words))
-                items = words[k + 1:end]
+                end = next(
+                    (e for e in range(k + 1, len(words)) if words[e].text == ")"), len(words)
+                )
+                items = words[k + 1 : end]
                 expanded: list[Word] = []
                 for w in items:
                     am = re.fullmatch(r"\$\{([A-Za-z_]\w*)\[[@*]\]\}", w.text)
@@ -268,7 +307,15 @@ def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
                     val = v.expand(m.group(3))
                     if val is not None:
                         v.scalars[m.group(1)] = val
-                    c.env(ctx.model, m.group(1), val if val is not None else m.group(3), ctx.file, w.line)
+                    c.env(
+                        ctx.model,
+                        m.group(1),
+                        val if val is not None else m.group(3),
+                        ctx.file,
+                        w.line,
+                    )
+                    if "--" in m.group(3):
+                        _harvest(_words(Word(m.group(3), w.line)), v, flags)
             continue
         if rest and rest[0].text not in _SKIP_CMDS:
             _harvest([x for w in rest for x in _words(w)], v, flags)
@@ -311,7 +358,9 @@ def _harvest(words: list[Word], v: Vars, flags: dict[str, tuple[str, int]]) -> N
                 flags.setdefault("@config:" + resolved, (resolved, words[i].line))
         elif re.fullmatch(r"\S*(pretrain_\w+|train)\.py", t):
             flags.setdefault("@script", (t, words[i].line))
-        elif t in ("torchrun", "deepspeed", "accelerate") or t.endswith(("/torchrun", "/deepspeed")):
+        elif t in ("torchrun", "deepspeed", "accelerate") or t.endswith(
+            ("/torchrun", "/deepspeed")
+        ):
             flags.setdefault("@launcher:" + t.rsplit("/", 1)[-1], (t, words[i].line))
         elif t in ("torch.distributed.run", "torch.distributed.launch"):
             flags.setdefault("@launcher:torchrun", (t, words[i].line))
@@ -340,7 +389,7 @@ def read(ctx: Ctx) -> None:
     script, _vars, flags = parse(ctx)
     ctx.model.formats.append("shell")
     launch.apply(ctx, flags)
-    for line, cmd, body in script.heredocs:
+    for line, _cmd, body in script.heredocs:
         if not body.lstrip().startswith("{"):
             continue
         try:

@@ -43,9 +43,9 @@ class Tree:
     def get(self, *path: Any, default: Any = MISSING) -> Any:
         node = self.data
         for part in path:
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            in_dict = isinstance(node, dict) and part in node
+            in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+            if in_dict or in_list:
                 node = node[part]
             else:
                 return default
@@ -92,8 +92,9 @@ def parse_yaml(text: str, file: str) -> Tree:
         docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise ReadError(f"invalid YAML: {exc.problem or exc.context}",
-                        line=mark.line + 1 if mark else None) from None
+        raise ReadError(
+            f"invalid YAML: {exc.problem or exc.context}", line=mark.line + 1 if mark else None
+        ) from None
     except yaml.YAMLError as exc:
         raise ReadError(f"invalid YAML: {exc}") from None
     except RecursionError:
@@ -110,8 +111,22 @@ def parse_yaml(text: str, file: str) -> Tree:
     return tree
 
 
-_STD_TAGS = {"str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary", "set",
-             "omap", "pairs", "merge", "value"}
+_STD_TAGS = {
+    "str",
+    "int",
+    "float",
+    "bool",
+    "null",
+    "map",
+    "seq",
+    "timestamp",
+    "binary",
+    "set",
+    "omap",
+    "pairs",
+    "merge",
+    "value",
+}
 
 
 class _YamlConverter:
@@ -129,20 +144,26 @@ class _YamlConverter:
         yaml = self.yaml
         self.count += 1
         if self.count > MAX_NODES:
-            raise ReadError(f"more than {MAX_NODES} YAML nodes after alias expansion (alias bomb?)",
-                            line=node.start_mark.line + 1)
+            raise ReadError(
+                f"more than {MAX_NODES} YAML nodes after alias expansion (alias bomb?)",
+                line=node.start_mark.line + 1,
+            )
         tag = node.tag or ""
         if tag.startswith("tag:yaml.org,2002:"):
             if tag.rsplit(":", 1)[1] not in _STD_TAGS:
-                raise ReadError(f"unsupported tag {tag!r}; only plain YAML is accepted",
-                                line=node.start_mark.line + 1)
+                raise ReadError(
+                    f"unsupported tag {tag!r}; only plain YAML is accepted",
+                    line=node.start_mark.line + 1,
+                )
         elif tag.startswith("!"):
             # a local tag (!Ref, !include): keep the scalar as text, never interpret it
             if isinstance(node, yaml.ScalarNode):
                 return node.value
         else:
-            raise ReadError(f"unsupported tag {tag!r}; only plain YAML is accepted",
-                            line=node.start_mark.line + 1)
+            raise ReadError(
+                f"unsupported tag {tag!r}; only plain YAML is accepted",
+                line=node.start_mark.line + 1,
+            )
         if isinstance(node, yaml.MappingNode):
             out: dict[Any, Any] = {}
             for k_node, v_node in node.value:
@@ -156,7 +177,7 @@ class _YamlConverter:
                 key = self.convert(k_node, path)
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
                     key = str(key)
-                self.tree.lines.setdefault((*path, key), k_node.start_mark.line + 1)
+                self.tree.lines[(*path, key)] = k_node.start_mark.line + 1
                 out[key] = self.convert(v_node, (*path, key))
             return out
         if isinstance(node, yaml.SequenceNode):
@@ -167,13 +188,13 @@ class _YamlConverter:
             return items
         try:
             return self.scalar_loader.construct_object(node, deep=False)
-        except Exception:  # noqa: BLE001 - a malformed scalar (bad timestamp) stays text
+        except Exception:
             return node.value
 
 
 # ---- JSON -------------------------------------------------------------------------------
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n')
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
 
 
 def parse_json(text: str, file: str) -> Tree:
@@ -201,13 +222,15 @@ def json_key_lines(text: str) -> dict[Path_, int]:
             line += 1
             continue
         top = stack[-1] if stack else None
+        if top and top[0] == "arr" and tok not in "],":
+            item: Path_ = (*top[1], top[2])
+            lines.setdefault(item, line)
         if tok in "{[":
             path = top[1] if top else ()
             if top and top[0] == "obj" and pending is not None:
                 path = (*path, pending)
             elif top and top[0] == "arr":
                 path = (*path, top[2])
-                lines.setdefault(path, line)
             stack.append(["obj" if tok == "{" else "arr", path, 0])
             pending = None
         elif tok in "}]":
@@ -218,33 +241,36 @@ def json_key_lines(text: str) -> dict[Path_, int]:
                 top[2] += 1
                 # the next item's line is recorded when it starts
         elif tok.startswith('"'):
-            nxt = next((t.group() for t in tokens[i + 1:i + 3] if t.group() != "\n"), "")
+            nxt = next((t.group() for t in tokens[i + 1 : i + 3] if t.group() != "\n"), "")
             if top and top[0] == "obj" and nxt == ":":
                 try:
                     pending = json.loads(tok)
                 except ValueError:
                     pending = tok.strip('"')
                 lines.setdefault((*top[1], pending), line)
-            elif top and top[0] == "arr":
-                lines.setdefault((*top[1], top[2]), line)
     return lines
 
 
 # ---- TOML -------------------------------------------------------------------------------
 
 _TOML_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_TOML_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*'))*)\s*=""")
+_TOML_KEY = re.compile(
+    r"""^\s*((?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*'))*)\s*="""
+)
 
 
 def _toml_parts(dotted: str) -> tuple[str, ...]:
-    return tuple(p.strip().strip("\"'") for p in re.split(r"\.(?=(?:[^\"']*[\"'][^\"']*[\"'])*[^\"']*$)", dotted))
+    return tuple(
+        p.strip().strip("\"'")
+        for p in re.split(r"\.(?=(?:[^\"']*[\"'][^\"']*[\"'])*[^\"']*$)", dotted)
+    )
 
 
 def parse_toml(text: str, file: str) -> Tree:
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib
     if not text.strip():
         raise ReadError("empty file")
     try:

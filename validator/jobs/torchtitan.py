@@ -31,37 +31,80 @@ def read(ctx: Ctx) -> None:
     conv = g("model", "converters")
     mpp, p = _first(ctx, ("training", "mixed_precision_param"))
     if isinstance(conv, list) and any("float8" in str(x) for x in conv):
-        c.precision(m, "fp8", ctx.file, ctx.line("model", "converters"), "torchtitan: model.converters float8")
+        c.precision(
+            m,
+            "fp8",
+            ctx.file,
+            ctx.line("model", "converters"),
+            "torchtitan: model.converters float8",
+        )
     elif mpp is not None:
-        c.precision(m, c.dtype_word(mpp) or str(mpp), ctx.file, ctx.line(*p),
-                    "torchtitan: training.mixed_precision_param")
+        c.precision(
+            m,
+            c.dtype_word(mpp) or str(mpp),
+            ctx.file,
+            ctx.line(*p),
+            "torchtitan: training.mixed_precision_param",
+        )
     else:
-        c.precision_default(m, "bf16", ctx.file, "torchtitan: training.mixed_precision_param = bfloat16")
+        c.precision_default(
+            m, "bf16", ctx.file, "torchtitan: training.mixed_precision_param = bfloat16"
+        )
     red, p = _first(ctx, ("training", "mixed_precision_reduce"))
     if red is not None:
-        ctx.set("job.comm.grad_dtype", c.dtype_word(red) or str(red), p, "torchtitan: training.mixed_precision_reduce")
+        ctx.set(
+            "job.comm.grad_dtype",
+            c.dtype_word(red) or str(red),
+            p,
+            "torchtitan: training.mixed_precision_reduce",
+        )
     else:
-        m.default("job.comm.grad_dtype", "fp32", ctx.file, "torchtitan: training.mixed_precision_reduce = float32")
+        m.default(
+            "job.comm.grad_dtype",
+            "fp32",
+            ctx.file,
+            "torchtitan: training.mixed_precision_reduce = float32",
+        )
     # batch
     lbs, p = _first(ctx, ("training", "local_batch_size"), ("training", "batch_size"))
     if c.as_int(lbs) is not None:
         ctx.set("job.batch.micro", c.as_int(lbs), p, "torchtitan: training." + p[-1])
     gbs = c.as_int(g("training", "global_batch_size"))
     if gbs is not None and gbs > 0:
-        ctx.set("job.batch.global", gbs, ("training", "global_batch_size"), "torchtitan: training.global_batch_size")
-        ctx.set("job.batch.rule", "divisible", ("training", "global_batch_size"),
-                "torchtitan: global % (local x dp) == 0")
+        ctx.set(
+            "job.batch.global",
+            gbs,
+            ("training", "global_batch_size"),
+            "torchtitan: training.global_batch_size",
+        )
+        ctx.set(
+            "job.batch.rule",
+            "divisible",
+            ("training", "global_batch_size"),
+            "torchtitan: global % (local x dp) == 0",
+        )
     steps = c.as_int(g("training", "steps"))
     if steps is not None:
         ctx.set("job.train_steps", steps, ("training", "steps"), "torchtitan: training.steps")
-    for key, fact in (("tensor_parallel_degree", "job.parallel.tp"), ("pipeline_parallel_degree", "job.parallel.pp"),
-                      ("context_parallel_degree", "job.parallel.cp"), ("expert_parallel_degree", "job.parallel.ep")):
+    for key, fact in (
+        ("tensor_parallel_degree", "job.parallel.tp"),
+        ("pipeline_parallel_degree", "job.parallel.pp"),
+        ("context_parallel_degree", "job.parallel.cp"),
+        ("expert_parallel_degree", "job.parallel.ep"),
+    ):
         v, p = _first(ctx, ("parallelism", key), ("training", key), ("experimental", key))
         if c.as_int(v) is not None:
             ctx.set(fact, c.as_int(v), p, f"torchtitan: {'.'.join(p)}")
-    rep, p1 = _first(ctx, ("parallelism", "data_parallel_replicate_degree"),
-                     ("training", "data_parallel_replicate_degree"))
-    shard, p2 = _first(ctx, ("parallelism", "data_parallel_shard_degree"), ("training", "data_parallel_shard_degree"))
+    rep, _p1 = _first(
+        ctx,
+        ("parallelism", "data_parallel_replicate_degree"),
+        ("training", "data_parallel_replicate_degree"),
+    )
+    shard, p2 = _first(
+        ctx,
+        ("parallelism", "data_parallel_shard_degree"),
+        ("training", "data_parallel_shard_degree"),
+    )
     r, s = c.as_int(rep), c.as_int(shard)
     if r is not None and s is not None and s > 0 and r > 0:
         ctx.set("job.parallel.dp", r * s, p2, "torchtitan: dp_replicate x dp_shard")
@@ -70,42 +113,85 @@ def read(ctx: Ctx) -> None:
     if c.as_bool(en) is not None:
         ctx.set("job.checkpoint.enabled", c.as_bool(en), p, f"torchtitan: checkpoint.{p[-1]}")
     else:
-        m.default("job.checkpoint.enabled", False, ctx.file, "torchtitan: checkpoint.enable = false")
+        m.default(
+            "job.checkpoint.enabled", False, ctx.file, "torchtitan: checkpoint.enable = false"
+        )
     iv = c.as_int(g("checkpoint", "interval"))
     itype = str(g("checkpoint", "interval_type") or "steps").lower()
     if iv is not None and itype == "steps":
-        ctx.set("job.checkpoint.interval_steps", iv, ("checkpoint", "interval"), "torchtitan: checkpoint.interval")
+        ctx.set(
+            "job.checkpoint.interval_steps",
+            iv,
+            ("checkpoint", "interval"),
+            "torchtitan: checkpoint.interval",
+        )
     elif iv is not None and itype == "seconds":
-        ctx.set("job.checkpoint.interval_time", float(iv), ("checkpoint", "interval"),
-                "torchtitan: checkpoint.interval (seconds)")
+        ctx.set(
+            "job.checkpoint.interval_time",
+            float(iv),
+            ("checkpoint", "interval"),
+            "torchtitan: checkpoint.interval (seconds)",
+        )
     else:
-        m.default("job.checkpoint.interval_steps", 500, ctx.file, "torchtitan: checkpoint.interval = 500")
+        m.default(
+            "job.checkpoint.interval_steps", 500, ctx.file, "torchtitan: checkpoint.interval = 500"
+        )
     if m.get("job.checkpoint.enabled"):
-        m.default("job.checkpoint.resume", True, ctx.file,
-                  "torchtitan: resumes from the latest step in checkpoint.folder")
+        m.default(
+            "job.checkpoint.resume",
+            True,
+            ctx.file,
+            "torchtitan: resumes from the latest step in checkpoint.folder",
+        )
     # metrics
     lf = c.as_int(g("metrics", "log_freq"))
     if lf is not None:
-        ctx.set("job.logging.interval_steps", lf, ("metrics", "log_freq"), "torchtitan: metrics.log_freq")
+        ctx.set(
+            "job.logging.interval_steps",
+            lf,
+            ("metrics", "log_freq"),
+            "torchtitan: metrics.log_freq",
+        )
     else:
         m.default("job.logging.interval_steps", 10, ctx.file, "torchtitan: metrics.log_freq = 10")
     line = ctx.line("metrics") or ctx.line("training")
-    for fam, what in (("gpu_utilization", "tps, mfu(%)"), ("memory", "memory/max_reserved"),
-                      ("gradient_stats", "grad_norm")):
+    for fam, what in (
+        ("gpu_utilization", "tps, mfu(%)"),
+        ("memory", "memory/max_reserved"),
+        ("gradient_stats", "grad_norm"),
+    ):
         c.metric(m, fam, ctx.file, line, f"torchtitan: metrics ({what}) every log_freq")
     for key, sink in (("enable_tensorboard", "tensorboard"), ("enable_wandb", "wandb")):
         if c.as_bool(g("metrics", key)):
             c.sink(m, sink, ctx.file, ctx.line("metrics", key), f"torchtitan: metrics.{key}")
     tbs = c.as_int(g("comm", "trace_buf_size"))
     if tbs is None or tbs > 0:
-        c.metric(m, "collective_latency", ctx.file, ctx.line("comm", "trace_buf_size") or line,
-                 "torchtitan: comm.trace_buf_size (flight recorder)")
+        c.metric(
+            m,
+            "collective_latency",
+            ctx.file,
+            ctx.line("comm", "trace_buf_size") or line,
+            "torchtitan: comm.trace_buf_size (flight recorder)",
+        )
     tto = c.as_float(g("comm", "train_timeout_seconds"))
     if tto is not None:
-        ctx.set("job.recovery.detection_timeout", tto, ("comm", "train_timeout_seconds"),
-                "torchtitan: comm.train_timeout_seconds")
+        ctx.set(
+            "job.recovery.detection_timeout",
+            tto,
+            ("comm", "train_timeout_seconds"),
+            "torchtitan: comm.train_timeout_seconds",
+        )
     else:
-        m.default("job.recovery.detection_timeout", 100, ctx.file, "torchtitan: comm.train_timeout_seconds = 100")
+        m.default(
+            "job.recovery.detection_timeout",
+            100,
+            ctx.file,
+            "torchtitan: comm.train_timeout_seconds = 100",
+        )
     if c.as_bool(g("fault_tolerance", "enable")):
-        ctx.set("job.recovery.auto_restart", True, ("fault_tolerance", "enable"),
-                "torchtitan: fault_tolerance.enable (TorchFT)")
+        ctx.set(
+            "job.recovery.auto_restart",
+            True,
+            ("fault_tolerance", "enable"),
+            "torchtitan: fault_tolerance.enable (TorchFT)",
+        )

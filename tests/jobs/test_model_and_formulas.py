@@ -1,0 +1,142 @@
+"""The job model's contract (every catalogued fact present, valid facts documents, the
+choices about defaults) and the formulas rules use (Daly checked against his paper)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.jobs.util import ROOT, facts, spec_check, value
+from validator.facts.document import validate
+from validator.formulas import (
+    FORMULAS,
+    batch_product,
+    daly_interval,
+    daly_interval_max,
+    daly_interval_min,
+    daly_steps_max,
+    daly_steps_min,
+)
+from validator.jobs.model import FACTS
+
+CATALOGUE = yaml.safe_load((ROOT / "spec" / "facts" / "job.yaml").read_text())["facts"]
+
+
+def test_catalogue_and_model_agree() -> None:
+    assert set(CATALOGUE) == set(FACTS)
+    for name, unit in FACTS.items():
+        assert CATALOGUE[name].get("unit") == unit, name
+        assert CATALOGUE[name].get("label"), name
+
+
+def test_every_fact_is_present_and_the_document_is_valid(tmp_path: Path) -> None:
+    p = tmp_path / "ds.json"
+    p.write_text('{"train_micro_batch_size_per_gpu": 2}')
+    doc = facts(p)
+    assert set(doc["facts"]) == set(FACTS)
+    assert doc["subject"]["kind"] == "job"
+    validate({k: v for k, v in doc.items() if k != "errors"}, "test")
+    micro = doc["facts"]["job.batch.micro"]
+    assert micro == {
+        "value": 2,
+        "source": "deepspeed: train_micro_batch_size_per_gpu",
+        "location": {"file": str(p), "line": 1},
+    }
+    acc = doc["facts"]["job.batch.accumulation"]  # a documented default: source says so, no line
+    assert acc["value"] == 1 and acc["source"].startswith("default: ")
+    assert acc["location"] == {"file": str(p), "line": None}
+    gl = doc["facts"]["job.batch.global"]  # neither set nor defaulted: null, "not set"
+    assert gl["value"] is None and gl["source"] == "not set"
+
+
+def test_set_values_fill_what_configs_cannot_know(tmp_path: Path) -> None:
+    p = tmp_path / "ds.json"
+    p.write_text('{"train_micro_batch_size_per_gpu": 2}')
+    doc = facts(p, gpu_count=64, step_time_s=3.0)
+    assert (
+        value(doc, "job.world_size") == 64
+        and doc["facts"]["job.world_size"]["source"] == "--set gpu_count"
+    )
+    assert value(doc, "job.step_time") == 3.0
+    assert value(doc, "job.logging.interval_time") == 30.0  # steps_per_print default 10 x 3 s
+
+
+@pytest.mark.parametrize(
+    ("delta_min", "mtbf_h", "expect_min"), [(5, 24, 116.7), (5, 6, 56.7), (5, 0.25, 9.14)]
+)
+def test_daly_reproduces_the_paper(delta_min: float, mtbf_h: float, expect_min: float) -> None:
+    got = daly_interval(1, mtbf_h * 3600, delta_min * 60) / 60
+    assert got == pytest.approx(expect_min, abs=0.05)
+
+
+def test_daly_scales_with_gpu_count_and_saturates() -> None:
+    a = daly_interval(1024, 50_000 * 3600, 60)
+    b = daly_interval(4096, 50_000 * 3600, 60)
+    assert a / b == pytest.approx(2, rel=0.02)  # 4x GPUs: job MTBF / 4, tau / ~2
+    assert daly_interval(1, 100, 1000) == 100  # write time >= 2 M: tau = M
+
+
+def test_bounds_and_steps() -> None:
+    lo, hi = daly_interval_min(8, 50_000, 60, 2), daly_interval_max(8, 50_000, 60, 2)
+    tau = daly_interval(8, 50_000 * 3600, 60)
+    assert lo == pytest.approx(tau / 2) and hi == pytest.approx(tau * 2)
+    assert daly_steps_min(8, 50_000, 60, 2, 10) == pytest.approx(lo / 10)
+    assert daly_steps_max(8, 50_000, 60, 2, 10) == pytest.approx(hi / 10)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: daly_interval_min(None, 50_000, 60, 2), "--set gpu_count"),
+        (lambda: daly_steps_min(8, 50_000, 60, 2, None), "--set step_time"),
+        (lambda: batch_product(4, 2, None), "--set gpu_count"),
+        (lambda: daly_interval(0, 100, 1), "positive"),
+        (lambda: daly_interval_min(8, 50_000, 60, 0.5), ">= 1"),
+        (lambda: batch_product("4", 1, 1), "not a number"),
+    ],
+)
+def test_unknown_inputs_raise_valueerror_naming_the_set_key(call, needle: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=needle.replace("-", r"\-")):
+        call()
+
+
+def test_formulas_is_a_closed_dict_of_callables() -> None:
+    assert {"product", "daly_interval", "batch_product"} <= set(FORMULAS)
+    assert all(callable(f) for f in FORMULAS.values())
+    assert math.isclose(FORMULAS["product"](a=400e9, b=0.95), 380e9)
+
+
+def test_kind_option_and_ignore_unknown(tmp_path: Path) -> None:
+    p = tmp_path / "trainer.conf"
+    p.write_text("trainer:\n  precision: 32\n  log_every_n_steps: 10\n")
+    r = spec_check("lint", "--format", "json", "--kind", "lightning", str(p))
+    assert r.returncode == 1 and '"PREC-01.full-precision-training"' in r.stdout
+    q = tmp_path / "package.json"
+    q.write_text('{"name": "x"}')
+    r = spec_check("lint", "--ignore-unknown", str(q))
+    assert r.returncode == 0, r.stderr
+    r = spec_check("lint", "--kind", "nonsense", str(p))
+    assert r.returncode == 2
+
+
+def test_skips_name_the_set_key(tmp_path: Path) -> None:
+    p = tmp_path / "ds.json"
+    p.write_text(
+        '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, '
+        '"gradient_accumulation_steps": 2, "bf16": {"enabled": true}}'
+    )
+    r = spec_check("lint", "--format", "json", str(p))
+    import json
+
+    f = next(
+        x for x in json.loads(r.stdout)["findings"] if x["rule"] == "BATCH-01.global-batch-mismatch"
+    )
+    assert f["status"] == "skip" and "--set gpu_count=N" in f["message"]
+    r = spec_check("lint", "--format", "json", "--set", "gpu_count=8", str(p))
+    f = next(
+        x for x in json.loads(r.stdout)["findings"] if x["rule"] == "BATCH-01.global-batch-mismatch"
+    )
+    assert f["status"] == "pass"

@@ -1,0 +1,180 @@
+"""Job-config readers: files of one training job in, one ``job`` facts document out.
+
+``read_job(paths)`` reads every file of a job (a directory counts as one job; files it
+names are followed), detects each file's format from its content (or takes ``kind``),
+runs that format's reader into one ``JobModel`` and returns the facts document(s). A
+file that cannot be read or parsed does not stop the others: it is recorded under the
+document's ``"errors"`` (file, line, message), which the CLI reports as ``error``
+findings. One module per format family keeps each reader small:
+
+========================  =================================================
+``deepspeed``             DeepSpeed JSON (also inside HF / heredocs)
+``lightning``             Lightning Trainer / LightningCLI / Hydra, NeMo 1.x
+``hf``                    HF TrainingArguments, Accelerate config
+``torchtitan``            torchtitan TOML, both schemas
+``shell`` + ``launch``    Slurm, Megatron-LM, torchrun, accelerate/deepspeed launch, env files
+``k8s``                   Kubeflow PyTorchJob
+``maxtext`` / ``tfmg``    MaxText YAML, TF Model Garden experiment YAML
+========================  =================================================
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from validator.facts.document import Document
+
+MAX_FILES = 2000
+MAX_FOLLOW = 16
+DIR_EXT = {".json", ".yaml", ".yml", ".toml", ".sh", ".bash", ".slurm", ".sbatch", ".sub", ".env"}
+
+
+def read_job(
+    paths: Iterable[str | Path],
+    kind: str | None = None,
+    *,
+    gpu_count: int | None = None,
+    step_time_s: float | None = None,
+    name: str | None = None,
+    strict: bool = True,
+) -> list[Document]:
+    """One job of ``paths`` (files and/or directories) as a facts document (a list of one)."""
+    from validator.jobs.model import JobModel
+
+    given = [Path(p) for p in paths]
+    model = JobModel(name or ", ".join(str(p) for p in given))
+    queue: list[tuple[Path, str | None, bool]] = []
+    for p in given:
+        if p.is_dir():
+            for f in _walk(p, model):
+                queue.append((f, kind, False))
+        else:
+            queue.append((p, kind, strict))
+    seen: set[str] = set()
+    followed = 0
+
+    def follow(naming: Path, ref: str, k: str | None) -> None:
+        nonlocal followed
+        for cand in (naming.parent / ref, Path(ref)):
+            if cand.is_file() and followed < MAX_FOLLOW:
+                followed += 1
+                queue.append((cand, k, False))
+                return
+
+    while queue:
+        path, k, explicit = queue.pop(0)
+        key = os.path.realpath(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        _read_one(path, k, explicit, model, follow)
+    model.finish(gpu_count=gpu_count, step_time_s=step_time_s)
+    return [document(model)]
+
+
+def document(model: Any) -> Document:
+    from validator import __version__
+    from validator.facts.document import new_document
+
+    doc = new_document(
+        "job",
+        model.name,
+        model.facts(),
+        tool_version=__version__,
+        collected_at=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    doc["errors"] = list(model.errors)
+    return doc
+
+
+def _walk(root: Path, model: Any) -> list[Path]:
+    """Config files under ``root``: no symlink loops, hidden dirs skipped, capped."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            if p.suffix.lower() in DIR_EXT or fn.startswith(".env"):
+                out.append(p)
+                if len(out) >= MAX_FILES:
+                    model.error(
+                        str(root),
+                        None,
+                        f"more than {MAX_FILES} config files; the rest were skipped",
+                    )
+                    return out
+    return out
+
+
+def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: Any) -> None:
+    from validator.jobs import detect
+    from validator.jobs.base import Ctx
+    from validator.jobs.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
+
+    file = str(path)
+    try:
+        text = read_text(path)
+        if not text.strip():
+            raise ReadError("empty file")
+        if kind in detect.SHELL_KINDS:
+            syntax = "shell"
+        elif kind == "env":
+            syntax = "env"
+        elif kind == "torchtitan":
+            syntax = "toml"
+        elif kind in ("deepspeed",) and path.suffix.lower() != ".yaml":
+            syntax = "json"
+        else:
+            syntax = detect.syntax_of(path, text)
+            if kind and syntax in ("shell", "env"):
+                syntax = "yaml"
+        ctx = Ctx(path, file, text, model, follow)
+        if syntax in ("shell", "env"):
+            model.files.append(file)
+            from validator.jobs import shell
+
+            (shell.read if syntax == "shell" else shell.read_env)(ctx)
+            return
+        parser = {"json": parse_json, "toml": parse_toml, "yaml": parse_yaml}[syntax]
+        ctx.tree = parser(text, file)
+        k = kind or detect.kind_of_tree(syntax, ctx.tree.data)
+        if k is None:
+            if explicit:
+                raise ReadError(
+                    "not a recognized training config (use --kind to name its format: "
+                    + ", ".join(detect.KINDS)
+                    + ")"
+                )
+            return
+        if not isinstance(ctx.tree.data, dict):
+            raise ReadError(f"expected a mapping at the top level for --kind {k}")
+        model.files.append(file)
+        _dispatch(k, ctx)
+    except ReadError as exc:
+        model.error(file, exc.line, exc.message)
+    except RecursionError:
+        model.error(file, None, "nested too deeply")
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        # a value of the wrong type in an otherwise valid file (``trainer: 5``)
+        model.error(file, None, f"unexpected value type ({type(exc).__name__}: {exc})")
+
+
+def _dispatch(k: str, ctx: Any) -> None:
+    from validator.jobs import deepspeed, hf, k8s, lightning, maxtext, tfmg, torchtitan
+
+    table: dict[str, Callable[[Any], None]] = {
+        "deepspeed": deepspeed.read,
+        "lightning": lightning.read,
+        "nemo": lambda c: lightning.read(c, nemo=True),
+        "hf": hf.read_trainer,
+        "accelerate": hf.read_accelerate,
+        "torchtitan": torchtitan.read,
+        "pytorchjob": k8s.read,
+        "maxtext": maxtext.read,
+        "tfmg": tfmg.read,
+    }
+    table[k](ctx)
