@@ -250,8 +250,8 @@ class _Builder:
             message=message,
             remediation=self.rule.remediation.strip(),
             source=source or (fact or {}).get("source"),
-            location=Location(loc["file"], loc.get("line")) if isinstance(loc, dict) and loc.get("file")
-            else None,
+            location=Location(loc["file"], loc.get("line") if isinstance(loc.get("line"), int) else None)
+            if isinstance(loc, dict) and isinstance(loc.get("file"), str) and loc["file"] else None,
         )
 
     def expected_text(self, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None,

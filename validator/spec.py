@@ -8,7 +8,9 @@ cites. A run resolves the parameters once (defaults, then ``--profile FILE``, th
 
 from __future__ import annotations
 
+import math
 import re
+import reprlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -114,7 +116,12 @@ def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
         return None
     dim = param.dimension
     if dim in QUANTITY_DIMENSIONS:
-        return parse_quantity(raw, dimension=dim)
+        if not isinstance(raw, (str, int, float)):
+            raise UnitError(f"parameter {name}: expected a quantity such as \"400 Gb/s\", got {_short(raw)}")
+        q = parse_quantity(raw, dimension=dim)
+        if math.isnan(q.base) or q.base < 0:
+            raise UnitError(f"parameter {name}: expected a quantity >= 0, got {raw}")
+        return q
     if dim in ("count", "ratio", "steps"):
         if isinstance(raw, str):
             raw = raw.strip().removesuffix(" steps").removesuffix("steps").strip()
@@ -123,21 +130,28 @@ def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
             except ValueError:
                 raise UnitError(f'parameter {name}: "{raw}" is not a number') from None
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            raise UnitError(f"parameter {name}: expected a number, got {raw!r}")
+            raise UnitError(f"parameter {name}: expected a number, got {_short(raw)}")
+        if not math.isfinite(raw) or raw < 0:
+            raise UnitError(f"parameter {name}: expected a finite number >= 0, got {raw}")
         return raw
     if dim == "list":
         if isinstance(raw, str):
             return [p.strip() for p in raw.split(",") if p.strip()]
-        if not isinstance(raw, list):
-            raise UnitError(f"parameter {name}: expected a list, got {raw!r}")
+        if not isinstance(raw, list) or not all(isinstance(x, (str, int, float)) for x in raw):
+            raise UnitError(f"parameter {name}: expected a flat list of values, got {_short(raw)}")
         return list(raw)
     if dim == "bool":
         if isinstance(raw, str) and raw.lower() in ("true", "false", "yes", "no", "1", "0"):
             return raw.lower() in ("true", "yes", "1")
         if not isinstance(raw, bool):
-            raise UnitError(f"parameter {name}: expected true or false, got {raw!r}")
+            raise UnitError(f"parameter {name}: expected true or false, got {_short(raw)}")
         return raw
     return str(raw)
+
+
+def _short(raw: Any) -> str:
+    """A bounded repr: an alias-bomb profile must not take the error message down with it."""
+    return reprlib.repr(raw)
 
 
 def _text(raw: Any) -> str:
@@ -172,7 +186,7 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
             raise SpecCheckError('a profile is a mapping with "parameters: {NAME: VALUE}"', file=str(profile))
         unknown_top = set(data) - {"name", "description", "parameters", "spec_version"}
         if unknown_top:
-            key = sorted(unknown_top)[0]
+            key = sorted(unknown_top, key=str)[0]
             raise SpecCheckError(f'unknown key "{key}" (expected name, description, parameters)',
                                  file=str(profile), line=line_of(data, (key,)))
         params = data.get("parameters") or {}

@@ -74,9 +74,11 @@ def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
     """Parse one YAML file; every failure is one error naming the file and line."""
     where = str(path)
     try:
-        if path.stat().st_size > MAX_YAML_BYTES:
+        with path.open("rb") as fh:  # bounded even for /dev/zero or a FIFO (st_size 0)
+            raw = fh.read(MAX_YAML_BYTES + 1)
+        if len(raw) > MAX_YAML_BYTES:
             raise error(f"larger than {MAX_YAML_BYTES // 2**20} MiB", file=where)
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=where) from None
     except IsADirectoryError:

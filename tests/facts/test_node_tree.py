@@ -213,7 +213,17 @@ def test_missing_sysfs_root_keeps_host_facts(tmp_path):
     assert f["host.hostname"]["value"] == "build-01"
     assert "No such file or directory" in f["accel.pci_devices"]["error"]
     assert "No such file or directory" in f["net.interfaces"]["error"]
-    assert f["rdma.port_count"]["value"] == 0  # no /sys/class/infiniband: no RDMA
+    # no sysfs at all is not evidence of "no RDMA": unknown, never a count of 0
+    assert "not a sysfs tree" in f["rdma.port_count"]["error"]
+    assert "cannot tell which modules are loaded" in f["rdma.gdr_module"]["error"]
+
+
+def test_empty_procfs_is_unknown_not_no_exporters(tmp_path):
+    tree = nodes.plain_host(tmp_path)
+    shutil.rmtree(tree.procfs)
+    tree.procfs.mkdir()
+    f = tree.probe(nvml=FakeNvml({"init_error": "LIBRARY_NOT_FOUND", "devices": []}))
+    assert "not a procfs tree" in f["telemetry.exporters"]["error"]
 
 
 def test_a_crashing_source_loses_only_its_own_facts(dgx, monkeypatch):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -97,7 +98,10 @@ class Built:
     pack: Any  # loader.RulePack
 
 
-def build(opts: RunOptions) -> Built:
+def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")) -> Built:
+    """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
+    evaluates, so ``check --select CKPT`` (job rules only) is a usage error, not a silent
+    "conformant" with nothing checked."""
     from validator.engine import Context
     from validator.loader import load_pack
     from validator.selection import check_prefixes
@@ -107,14 +111,17 @@ def build(opts: RunOptions) -> Built:
     params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
     catalogue = load_fact_catalogue()
     pack = load_pack(spec, catalogue)
-    check_prefixes([r.id for r in pack.rules], opts.select, opts.ignore)
+    check_prefixes([r.id for r in pack.rules if r.scope in scopes], opts.select, opts.ignore)
     return Built(Context(spec, catalogue, params), pack)
 
 
 def now_utc() -> str:
     """The run's timestamp; SOURCE_DATE_EPOCH pins it for reproducible output."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    try:
+        when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise SpecCheckError(f'SOURCE_DATE_EPOCH="{epoch}" is not a Unix timestamp') from None
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -170,22 +177,47 @@ def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: 
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never a half-written report."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
+    """Write ``text`` to ``path`` via a temporary file and rename: never a half-written report.
+
+    A symlink is followed (its target is replaced); a device or FIFO (``-o /dev/null``,
+    ``-o /dev/stdout``) is written through, never replaced by a regular file. The new file
+    gets the mode the umask (or the file it replaces) gives, not mkstemp's 0600.
+    """
+    target = Path(os.path.realpath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise SpecCheckError("cannot write: is a directory", file=str(path))
+        try:
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) -> None:
@@ -193,8 +225,13 @@ def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) 
 
     renderer = get_renderer(fmt, **renderer_options)
     if output is None:
-        renderer.render(report, sys.stdout)
-        sys.stdout.flush()
+        try:
+            renderer.render(report, sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # the reader went away (| head): the report was not delivered, so the run failed
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(2)
         return
     buf = io.StringIO()
     renderer.render(report, buf)

@@ -119,7 +119,7 @@ def lint(paths: tuple[Path, ...], kind: str | None, ignore_unknown: bool, **kwar
     from validator.model import RuleDoc
 
     opts = run_options(kwargs)
-    built = build(opts)
+    built = build(opts, ("job",))
     docs = lint_documents(paths, kind, built.ctx.params, ignore_unknown=ignore_unknown)
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
     clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,11 @@ from validator.cli.common import (
 
 def _root_options(func: Any) -> Any:
     for option in reversed([
-        click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False), default=Path("/sys"),
+        click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/sys"),
                      show_default=True, help="Where the host's /sys is mounted (as node_exporter's --path.sysfs)."),
-        click.option("--procfs", type=click.Path(path_type=Path, file_okay=False), default=Path("/proc"),
+        click.option("--procfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/proc"),
                      show_default=True, help="Where the host's /proc is mounted."),
-        click.option("--rootfs", type=click.Path(path_type=Path, file_okay=False), default=Path("/"),
+        click.option("--rootfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/"),
                      show_default=True, help="Where the host's root filesystem is mounted (for /dev/shm)."),
     ]):
         func = option(func)
@@ -57,11 +58,23 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
     (anywhere; several files for several nodes).
     """
     opts = run_options(kwargs)
-    built = build(opts)  # bad spec, rules, profile or --set fail here, before any probing
+    built = build(opts, ("node",))  # bad spec, rules, profile or --set fail here, before probing
     if facts_files:
+        from validator.errors import FactsFileError
         from validator.facts.document import load
 
+        seen: set[str] = set()
+        for p in facts_files:
+            real = os.path.realpath(p)
+            if real in seen:
+                raise FactsFileError("given twice with --facts", file=str(p))
+            seen.add(real)
         docs = [load(p) for p in facts_files]
+        for p, d in zip(facts_files, docs):
+            if d["subject"]["kind"] != "node":
+                raise FactsFileError(f'check evaluates node facts; this document is a {d["subject"]["kind"]} '
+                                     f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",
+                                     file=str(p))
         sources = [str(p) for p in facts_files]
     else:
         docs = [probe_document(sysfs, procfs, rootfs)]

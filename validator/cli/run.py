@@ -18,7 +18,8 @@ from validator.errors import SpecCheckError
 
 
 def fail(message: str) -> NoReturn:
-    click.echo(f"spec-check: error: {message}", err=True)
+    one_line = " ".join(message.split())  # the contract: one line, whatever the parser said
+    click.echo(f"spec-check: error: {one_line}", err=True)
     sys.exit(2)
 
 

@@ -53,7 +53,9 @@ def _has_gpus(facts: Mapping[str, Any]) -> bool | None:
     return None
 
 
-def _distinct_field(facts: Mapping[str, Any], coll: str, fld: str, *, empty: str = NONE) -> dict[str, Any]:
+def _distinct_field(
+    facts: Mapping[str, Any], coll: str, fld: str, *, empty: str = NONE
+) -> dict[str, Any]:
     """The distinct values of one field over a node collection, as one sorted string."""
     f = facts.get(coll)
     if not isinstance(f, dict):
@@ -78,7 +80,9 @@ def host_fields(doc: Document) -> dict[str, Any]:
     """The PLAT-02 fields of one probed host."""
     facts = doc["facts"]
     gpus = _has_gpus(facts)
-    out: dict[str, Any] = {"hostname": value(doc["subject"].get("hostname") or doc["subject"]["name"])}
+    out: dict[str, Any] = {
+        "hostname": value(doc["subject"].get("hostname") or doc["subject"]["name"])
+    }
     if gpus is False:
         for name in ("gpu_model", "driver_version", "cuda_version", "gpu_vbios"):
             out[name] = value(NONE)
@@ -86,10 +90,18 @@ def host_fields(doc: Document) -> dict[str, Any]:
     else:
         out["gpu_model"] = _scalar(facts, "gpu.models") or error("gpu.models was not gathered")
         out["gpu_count"] = _scalar(facts, "gpu.count") or error("gpu.count was not gathered")
-        out["driver_version"] = (_scalar(facts, "gpu.driver_version")
-                                 or error("gpu.driver_version was not gathered"))
-        out["cuda_version"] = (_scalar(facts, "gpu.cuda_version") or _scalar(facts, "gpu.rocm_version")
-                               or error("neither gpu.cuda_version nor gpu.rocm_version was gathered"))
+        out["driver_version"] = _scalar(facts, "gpu.driver_version") or error(
+            "gpu.driver_version was not gathered"
+        )
+        vendor = (facts.get("gpu.vendor") or {}).get("value")
+        if vendor == "amd":  # AMD reports CUDA as "not applicable": compare ROCm instead
+            out["cuda_version"] = _scalar(facts, "gpu.rocm_version") or error(
+                "gpu.rocm_version is not reported by the node probe"
+            )
+        else:
+            out["cuda_version"] = _scalar(facts, "gpu.cuda_version") or error(
+                "gpu.cuda_version was not gathered"
+            )
         out["gpu_vbios"] = _distinct_field(facts, "gpu.devices", "vbios_version")
     out["nic_firmware"] = _distinct_field(facts, "rdma.ports", "fw_ver")
     return out
@@ -115,11 +127,19 @@ def rekey(doc: Document, address: str) -> Document:
     return {**doc, "subject": subject}
 
 
-def build(addresses: Sequence[str], documents: Mapping[str, Document | None],
-          failures: Mapping[str, str], *, name: str, tool_version: str, collected_at: str,
-          pairs: Mapping[tuple[str, str], dict[str, Any]] | None = None,
-          collectives: Mapping[str, dict[str, Any]] | None = None,
-          probe_seconds: Mapping[str, float] | None = None, transport: str = "") -> Document:
+def build(
+    addresses: Sequence[str],
+    documents: Mapping[str, Document | None],
+    failures: Mapping[str, str],
+    *,
+    name: str,
+    tool_version: str,
+    collected_at: str,
+    pairs: Mapping[tuple[str, str], dict[str, Any]] | None = None,
+    collectives: Mapping[str, dict[str, Any]] | None = None,
+    probe_seconds: Mapping[str, float] | None = None,
+    transport: str = "",
+) -> Document:
     """The cluster facts document; ``documents`` are already re-keyed by address."""
     probe_seconds = probe_seconds or {}
     probes, hosts = [], []
@@ -149,12 +169,18 @@ def build(addresses: Sequence[str], documents: Mapping[str, Document | None],
         facts["cluster.pairs"] = items([item(f"{a}->{b}", f) for (a, b), f in pairs.items()])
     if collectives is not None:
         facts["cluster.collectives"] = items([item(k, f) for k, f in collectives.items()])
-    return new_document("cluster", name, facts, tool_version=tool_version, collected_at=collected_at)
+    return new_document(
+        "cluster", name, facts, tool_version=tool_version, collected_at=collected_at
+    )
 
 
-def fleet_summary(addresses: Sequence[str], failures: Mapping[str, str],
-                  pairs: Mapping[tuple[str, str], dict[str, Any]] | None,
-                  rounds: int = 0, interrupted: bool = False) -> dict[str, Any]:
+def fleet_summary(
+    addresses: Sequence[str],
+    failures: Mapping[str, str],
+    pairs: Mapping[tuple[str, str], dict[str, Any]] | None,
+    rounds: int = 0,
+    interrupted: bool = False,
+) -> dict[str, Any]:
     """What the result's ``extra.fleet`` says about the run itself."""
     out: dict[str, Any] = {
         "hosts": len(addresses),
@@ -163,9 +189,14 @@ def fleet_summary(addresses: Sequence[str], failures: Mapping[str, str],
         "interrupted": interrupted,
     }
     if pairs is not None:
-        tput = [f["throughput"]["value"] for f in pairs.values()
-                if isinstance(f.get("throughput"), dict) and "value" in f["throughput"]]
+        tput = [
+            f["throughput"]["value"]
+            for f in pairs.values()
+            if isinstance(f.get("throughput"), dict) and "value" in f["throughput"]
+        ]
         out["pairs"] = {"measured": len(pairs), "rounds": rounds}
         if tput:
-            out["pairs"].update({"throughput_min_gbps": min(tput), "throughput_max_gbps": max(tput)})
+            out["pairs"].update(
+                {"throughput_min_gbps": min(tput), "throughput_max_gbps": max(tput)}
+            )
     return out

@@ -9,7 +9,10 @@ the caller still writes a result naming every host.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -28,8 +31,14 @@ class HostResult:
     seconds: float
 
 
-def probe_command(remote_command: str) -> str:
-    return f"{remote_command} probe --format json"
+def probe_command(remote_command: str, remote_timeout: float | None = None) -> str:
+    """The shell command a host runs. Over ssh the probe is bounded on the host as well
+    (``timeout``, a few seconds after our own deadline): without a terminal, a remote
+    command outlives a killed ssh client, and a hung probe must not stay behind."""
+    cmd = f"{remote_command} probe --format json"
+    if remote_timeout is None:
+        return cmd
+    return f"timeout -k 5 {math.ceil(remote_timeout)} /bin/sh -c {shlex.quote(cmd)}"
 
 
 def parse_probe(host: str, out: proc.Outcome, timeout: float, via: str) -> HostResult:
@@ -38,12 +47,23 @@ def parse_probe(host: str, out: proc.Outcome, timeout: float, via: str) -> HostR
     from validator.facts import document
 
     if out.timed_out:
-        return HostResult(host, None, f"timed out after {timeout:g} s (no complete answer over {via})",
-                          out.seconds)
+        return HostResult(
+            host,
+            None,
+            f"timed out after {timeout:g} s (no complete answer over {via})",
+            out.seconds,
+        )
     if out.rc != 0:
         why = out.stderr_line() or f"exit status {out.rc}"
         if out.rc == 255 and via == "ssh":
-            why = f"ssh: {why}"
+            why = (
+                f"ssh: {out.stderr_line()}"
+                if out.stderr_line()
+                else (
+                    "ssh: the connection closed before the probe finished "
+                    f"(exit status 255, {len(out.stdout)} bytes received)"
+                )
+            )
         elif out.rc is not None and out.rc < 0:
             why = f"killed by signal {-out.rc}" + (f": {why}" if out.stderr_line() else "")
         else:
@@ -56,21 +76,36 @@ def parse_probe(host: str, out: proc.Outcome, timeout: float, via: str) -> HostR
         doc = json.loads(text)
         document.validate(doc, host)
     except json.JSONDecodeError as exc:
-        return HostResult(host, None, f"the probe's output is not JSON ({exc.msg} at line {exc.lineno}"
-                          f"; truncated?)", out.seconds)
+        return HostResult(
+            host,
+            None,
+            f"the probe's output is not JSON ({exc.msg} at line {exc.lineno}; truncated?)",
+            out.seconds,
+        )
     except FactsFileError as exc:
-        return HostResult(host, None, f"the probe's output is not a facts document: {exc.problem}",
-                          out.seconds)
+        return HostResult(
+            host, None, f"the probe's output is not a facts document: {exc.problem}", out.seconds
+        )
     if doc["subject"]["kind"] != "node":
-        return HostResult(host, None, f'the probe returned a "{doc["subject"]["kind"]}" document, '
-                          'expected "node"', out.seconds)
+        return HostResult(
+            host,
+            None,
+            f'the probe returned a "{doc["subject"]["kind"]}" document, expected "node"',
+            out.seconds,
+        )
     return HostResult(host, doc, None, out.seconds)
 
 
-def probe_host(transport: Transport, host: str, remote_command: str, timeout: float,
-               registry: proc.Registry | None = None) -> HostResult:
+def probe_host(
+    transport: Transport,
+    host: str,
+    remote_command: str,
+    timeout: float,
+    registry: proc.Registry | None = None,
+) -> HostResult:
     """Run ``<remote-command> probe --format json`` on ``host`` and read its facts."""
-    out = proc.run(transport.argv(host, probe_command(remote_command)), timeout, registry)
+    bound = timeout + 5 if transport.name == "ssh" else None
+    out = proc.run(transport.argv(host, probe_command(remote_command, bound)), timeout, registry)
     result = parse_probe(host, out, timeout, transport.name)
     if result.error and registry is not None and registry.closed:
         return HostResult(host, None, "interrupted (Ctrl-C) before this host finished", out.seconds)
@@ -85,9 +120,15 @@ class Progress:
     advance: Callable[[str], None] = lambda host: None
 
 
-def run_all(hosts: Sequence[str], job: Callable[[str], Any], *, parallel: int,
-            registry: proc.Registry, on_missing: Callable[[str, str], Any],
-            progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
+def run_all(
+    hosts: Sequence[str],
+    job: Callable[[str], Any],
+    *,
+    parallel: int,
+    registry: proc.Registry,
+    on_missing: Callable[[str, str], Any],
+    progress: Progress | None = None,
+) -> tuple[dict[str, Any], bool]:
     """``{host: job(host)}`` for every host, and whether the run was interrupted.
 
     Hosts whose job did not finish (Ctrl-C) get ``on_missing(host, reason)``; a job that
@@ -98,8 +139,9 @@ def run_all(hosts: Sequence[str], job: Callable[[str], Any], *, parallel: int,
     progress.start(len(hosts))
     results: dict[str, Any] = {}
     interrupted = False
-    pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(hosts) or 1)),
-                              thread_name_prefix="spec-check-host")
+    pool = ThreadPoolExecutor(
+        max_workers=max(1, min(parallel, len(hosts) or 1)), thread_name_prefix="spec-check-host"
+    )
     futures: dict[Future[Any], str] = {}
     try:
         futures = {pool.submit(job, h): h for h in hosts}
@@ -109,8 +151,11 @@ def run_all(hosts: Sequence[str], job: Callable[[str], Any], *, parallel: int,
             for f in done:
                 host = futures[f]
                 exc = f.exception()
-                results[host] = (on_missing(host, f"internal error: {type(exc).__name__}: {exc}")
-                                 if exc else f.result())
+                results[host] = (
+                    on_missing(host, f"internal error: {type(exc).__name__}: {exc}")
+                    if exc
+                    else f.result()
+                )
                 progress.advance(host)
     except KeyboardInterrupt:
         interrupted = True
@@ -125,19 +170,24 @@ def run_all(hosts: Sequence[str], job: Callable[[str], Any], *, parallel: int,
             if f.done() and not f.cancelled() and f.exception() is None:
                 results[host] = f.result()
             elif not f.done() and time.monotonic() < deadline:
-                try:
+                with contextlib.suppress(Exception):
                     results[host] = f.result(timeout=max(0.0, deadline - time.monotonic()))
-                except Exception:  # noqa: BLE001 - the host is reported as interrupted below
-                    pass
     for host in hosts:
         if host not in results:
             results[host] = on_missing(host, "interrupted (Ctrl-C) before this host finished")
     return {h: results[h] for h in hosts}, interrupted
 
 
-def probe_all(transport: Transport, hosts: Sequence[str], *, remote_command: str, timeout: float,
-              parallel: int, registry: proc.Registry,
-              progress: Progress | None = None) -> tuple[dict[str, HostResult], bool]:
+def probe_all(
+    transport: Transport,
+    hosts: Sequence[str],
+    *,
+    remote_command: str,
+    timeout: float,
+    parallel: int,
+    registry: proc.Registry,
+    progress: Progress | None = None,
+) -> tuple[dict[str, HostResult], bool]:
     """Probe every host; every host gets a HostResult, finished or not."""
     return run_all(
         hosts,

@@ -22,7 +22,7 @@ def expand(pattern: str) -> list[str]:
     m = _RANGE.search(pattern)
     if not m:
         return [pattern]
-    head, tail = pattern[: m.start()], pattern[m.end():]
+    head, tail = pattern[: m.start()], pattern[m.end() :]
     out: list[str] = []
     for part in m.group(1).split(","):
         part = part.strip()
@@ -43,7 +43,9 @@ def expand(pattern: str) -> list[str]:
 
 def _split_list(text: str) -> list[str]:
     """Split on commas and whitespace, but not on commas inside ``[...]``."""
-    tokens, depth, cur = [], 0, []
+    tokens: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "[":
             depth += 1
@@ -93,5 +95,7 @@ def parse_hosts(spec: str) -> list[str]:
                 raise SpecCheckError(f"more than {MAX_HOSTS} hosts")
     if not hosts:
         where = spec[1:] if spec.startswith("@") else None
-        raise SpecCheckError("no hosts given" + ("" if where else " (--hosts is empty)"), file=where)
+        raise SpecCheckError(
+            "no hosts given" + ("" if where else " (--hosts is empty)"), file=where
+        )
     return hosts

@@ -9,6 +9,7 @@ helper that keeps a pipe open cannot stall the run.
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import threading
@@ -78,14 +79,56 @@ def kill(p: subprocess.Popen[bytes], grace: float = 2.0) -> None:
             continue
 
 
-def start(argv: Sequence[str], registry: Registry | None = None,
-          stdin: int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+def start(
+    argv: Sequence[str], registry: Registry | None = None, stdin: int | None = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
     """A child in its own session (so its group can be killed), registered for Ctrl-C."""
-    p = subprocess.Popen(list(argv), stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True)
+    p = subprocess.Popen(
+        list(argv),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     if registry is not None:
         registry.add(p)
     return p
+
+
+def _drain(p: subprocess.Popen[bytes], deadline: float) -> tuple[bytes, bytes, bool]:
+    """Read stdout and stderr until both close, or the child has exited and its pipes have
+    been quiet for a moment, or the deadline passes. Returns (out, err, hit_deadline).
+
+    Not waiting for EOF after exit matters: an ``ssh`` that multiplexes over a
+    ControlMaster hands its pipes to the master, which keeps them open until the remote
+    command ends, long after the local client was killed.
+    """
+    bufs = {p.stdout: bytearray(), p.stderr: bytearray()}
+    sel = selectors.DefaultSelector()
+    for f in bufs:
+        if f is not None:
+            sel.register(f, selectors.EVENT_READ)
+    exited_at: float | None = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                return bytes(bufs[p.stdout]), bytes(bufs[p.stderr]), True
+            if exited_at is None and p.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > 0.5:
+                break
+            for key, _ in sel.select(timeout=min(0.1, deadline - now)):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf = bufs[key.fileobj]  # type: ignore[index]
+                if len(buf) < MAX_OUTPUT:
+                    buf += chunk
+    finally:
+        sel.close()
+    return bytes(bufs[p.stdout]), bytes(bufs[p.stderr]), False
 
 
 def run(argv: Sequence[str], timeout: float, registry: Registry | None = None) -> Outcome:
@@ -96,17 +139,25 @@ def run(argv: Sequence[str], timeout: float, registry: Registry | None = None) -
     except OSError as exc:
         return Outcome(127, "", f"cannot run {argv[0]}: {exc.strerror or exc}", 0.0)
     try:
-        out, err = p.communicate(timeout=timeout)
-        rc: int | None = p.returncode
-    except subprocess.TimeoutExpired:
-        kill(p)
-        try:
-            out, err = p.communicate(timeout=2)
-        except subprocess.TimeoutExpired:  # a grandchild holds the pipe: give up on it
-            out, err = b"", b""
-        rc = None
+        out, err, late = _drain(p, t0 + timeout)
+        if late:
+            kill(p)
+        else:
+            try:
+                p.wait(timeout=max(0.1, t0 + timeout - time.monotonic()))
+            except subprocess.TimeoutExpired:  # pipes closed, child still running
+                kill(p)
+                late = True
+        rc: int | None = None if late else p.returncode
     finally:
+        for f in (p.stdout, p.stderr):
+            if f is not None:
+                f.close()
         if registry is not None:
             registry.discard(p)
-    return Outcome(rc, out[:MAX_OUTPUT].decode("utf-8", "replace"),
-                   err[-65536:].decode("utf-8", "replace"), time.monotonic() - t0)
+    return Outcome(
+        rc,
+        out[:MAX_OUTPUT].decode("utf-8", "replace"),
+        err[-65536:].decode("utf-8", "replace"),
+        time.monotonic() - t0,
+    )

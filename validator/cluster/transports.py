@@ -28,8 +28,12 @@ from validator.errors import SpecCheckError
 class Transport(Protocol):
     name: str
 
-    def argv(self, host: str, command: str) -> list[str]:
-        """The local argv that runs shell ``command`` on ``host``."""
+    def argv(self, host: str, command: str, *, tty: bool = False) -> list[str]:
+        """The local argv that runs shell ``command`` on ``host``.
+
+        ``tty``: the remote command must end when the local one is killed (measurement
+        tools); over ssh this takes a pseudo-terminal, whose hang-up ends the command.
+        """
         ...
 
     def address(self, host: str) -> str:
@@ -44,7 +48,9 @@ class Transport(Protocol):
 def _need(program: str) -> str:
     path = shutil.which(program)
     if path is None:
-        raise SpecCheckError(f"{program} is not installed or not on PATH (needed by this transport)")
+        raise SpecCheckError(
+            f"{program} is not installed or not on PATH (needed by this transport)"
+        )
     return path
 
 
@@ -53,8 +59,14 @@ class SshTransport:
 
     name = "ssh"
 
-    def __init__(self, *, ssh_config: str | None = None, connect_timeout: int = 10,
-                 persist_s: int = 120, extra_options: Sequence[str] = ()):
+    def __init__(
+        self,
+        *,
+        ssh_config: str | None = None,
+        connect_timeout: int = 10,
+        persist_s: int = 120,
+        extra_options: Sequence[str] = (),
+    ):
         self.ssh = _need("ssh")
         if ssh_config is not None and not os.path.isfile(ssh_config):
             raise SpecCheckError("no such ssh config file", file=ssh_config)
@@ -63,13 +75,20 @@ class SshTransport:
         self.control_dir = tempfile.mkdtemp(prefix="sc-ssh-")
         os.chmod(self.control_dir, 0o700)
         self.options = [
-            "-o", "BatchMode=yes",
-            "-o", f"ConnectTimeout={connect_timeout}",
-            "-o", "ServerAliveInterval=5",
-            "-o", "ServerAliveCountMax=3",
-            "-o", "ControlMaster=auto",
-            "-o", f"ControlPath={self.control_dir}/%C",
-            "-o", f"ControlPersist={persist_s}",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"ConnectTimeout={connect_timeout}",
+            "-o",
+            "ServerAliveInterval=5",
+            "-o",
+            "ServerAliveCountMax=3",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={self.control_dir}/%C",
+            "-o",
+            f"ControlPersist={persist_s}",
             *extra_options,
         ]
         self._used: set[str] = set()
@@ -78,17 +97,22 @@ class SshTransport:
     def _base(self) -> list[str]:
         return [self.ssh, *(["-F", self.ssh_config] if self.ssh_config else []), *self.options]
 
-    def argv(self, host: str, command: str) -> list[str]:
+    def argv(self, host: str, command: str, *, tty: bool = False) -> list[str]:
         self._used.add(host)
-        return [*self._base(), "-T", host, "--", command]
+        return [*self._base(), "-tt" if tty else "-T", host, "--", command]
 
     def address(self, host: str) -> str:
         """The HostName ssh would connect to (``ssh -G``), so aliases measure the real host."""
         if host not in self._addresses:
             addr = host.rsplit("@", 1)[-1]
             try:
-                out = subprocess.run([*self._base(), "-G", host], capture_output=True, text=True,
-                                     timeout=10, check=False).stdout
+                out = subprocess.run(
+                    [*self._base(), "-G", host],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                    check=False,
+                ).stdout
                 for line in out.splitlines():
                     key, _, val = line.partition(" ")
                     if key == "hostname" and val.strip():
@@ -104,9 +128,14 @@ class SshTransport:
         procs = []
         for host in self._used:
             try:
-                procs.append(subprocess.Popen([*self._base(), "-O", "exit", host],
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                              stdin=subprocess.DEVNULL))
+                procs.append(
+                    subprocess.Popen(
+                        [*self._base(), "-O", "exit", host],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        stdin=subprocess.DEVNULL,
+                    )
+                )
             except OSError:
                 break
         for p in procs:
@@ -131,12 +160,26 @@ class SlurmTransport:
         self.in_allocation = bool(os.environ.get("SLURM_JOB_ID"))
         self.extra_args = list(extra_args)
 
-    def argv(self, host: str, command: str) -> list[str]:
-        args = [self.srun, "--nodes=1", "--ntasks=1", f"--nodelist={host}", "--quiet",
-                "--kill-on-bad-exit=1", "--job-name=spec-check"]
+    def argv(self, host: str, command: str, *, tty: bool = False) -> list[str]:
+        args = [
+            self.srun,
+            "--nodes=1",
+            "--ntasks=1",
+            f"--nodelist={host}",
+            "--quiet",
+            "--kill-on-bad-exit=1",
+            "--job-name=spec-check",
+        ]
         if self.in_allocation:
             args.append("--overlap")  # share the allocation's resources with the job's steps
-        return [*args, *self.extra_args, "/bin/sh", "-c", command]
+        # Slurm has been seen to place a step on another node when --nodelist names an
+        # unknown one; a probe from the wrong node must never pass for this host.
+        q = shlex.quote(host)
+        guard = (
+            f'if [ "${{SLURMD_NODENAME:-}}" != {q} ]; then echo "srun ran the step on '
+            f'${{SLURMD_NODENAME:-an unknown node}}, not on "{q} >&2; exit 97; fi; '
+        )
+        return [*args, *self.extra_args, "/bin/sh", "-c", guard + command]
 
     def address(self, host: str) -> str:
         return host
@@ -150,7 +193,7 @@ class LocalTransport:
 
     name = "local"
 
-    def argv(self, host: str, command: str) -> list[str]:
+    def argv(self, host: str, command: str, *, tty: bool = False) -> list[str]:
         # the label travels in the environment, so a command can tell its "hosts" apart
         return ["/usr/bin/env", f"SPEC_CHECK_HOST={host}", "/bin/sh", "-c", command]
 
@@ -172,17 +215,25 @@ def allocation_hosts() -> list[str]:
     """The nodes of the Slurm allocation we run inside (SLURM_JOB_NODELIST, expanded)."""
     nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
     if not nodelist:
-        raise SpecCheckError("--hosts is required outside a Slurm allocation "
-                             "(SLURM_JOB_NODELIST is not set)")
+        raise SpecCheckError(
+            "--hosts is required outside a Slurm allocation (SLURM_JOB_NODELIST is not set)"
+        )
     scontrol = _need("scontrol")
-    out = subprocess.run([scontrol, "show", "hostnames", nodelist], capture_output=True, text=True,
-                         timeout=30, check=False)
+    out = subprocess.run(
+        [scontrol, "show", "hostnames", nodelist],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     if out.returncode != 0:
         raise SpecCheckError(f"scontrol show hostnames {nodelist}: {out.stderr.strip()[:200]}")
     return [h for h in out.stdout.split() if h]
 
 
-def make_transport(name: str, *, ssh_config: str | None = None, connect_timeout: int = 10) -> Transport:
+def make_transport(
+    name: str, *, ssh_config: str | None = None, connect_timeout: int = 10
+) -> Transport:
     if name == "ssh":
         return SshTransport(ssh_config=ssh_config, connect_timeout=connect_timeout)
     if name == "slurm":

@@ -97,8 +97,15 @@ def _check_fact(name: str, fact: Any, where: str, *, in_item: bool = False) -> N
             f'fact "{name}" must have exactly one of value, error, items (has {shapes or "none"})',
             file=where,
         )
-    if "error" in fact and not isinstance(fact["error"], str):
-        raise FactsFileError(f'fact "{name}": error must be a string', file=where)
+    for key in ("error", "unit", "source"):
+        if key in fact and not isinstance(fact[key], str):
+            raise FactsFileError(f'fact "{name}": {key} must be a string', file=where)
+    loc = fact.get("location")
+    if loc is not None and (not isinstance(loc, dict) or not isinstance(loc.get("file"), str)
+                            or not isinstance(loc.get("line"), (int, type(None)))
+                            or isinstance(loc.get("line"), bool)):
+        raise FactsFileError(f'fact "{name}": location must be {{"file": string, "line": integer}}',
+                             file=where)
     if "items" in fact:
         if in_item:
             raise FactsFileError(f'fact "{name}": collections cannot nest', file=where)
@@ -152,9 +159,11 @@ def load(path: str | Path) -> Document:
         p = Path(path)
         if p.is_dir():
             raise FactsFileError("is a directory, expected a facts JSON file", file=where)
-        if p.stat().st_size > MAX_FACTS_BYTES:
+        with p.open("rb") as fh:  # bounded even for /dev/zero or a FIFO (st_size 0)
+            raw = fh.read(MAX_FACTS_BYTES + 1)
+        if len(raw) > MAX_FACTS_BYTES:
             raise FactsFileError(f"larger than {MAX_FACTS_BYTES // 2**20} MiB", file=where)
-        text = p.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except FactsFileError:
         raise
     except UnicodeDecodeError as exc:
@@ -164,10 +173,20 @@ def load(path: str | Path) -> Document:
     if not text.strip():
         raise FactsFileError("empty file, expected a facts JSON document", file=where)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_reject_constant)
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\\ud800")
     except json.JSONDecodeError as exc:
         hint = " (truncated?)" if exc.pos >= len(text.rstrip()) - 1 else ""
         raise FactsFileError(f"invalid JSON: {exc.msg}{hint}", file=where, line=exc.lineno) from None
     except RecursionError:
         raise FactsFileError("invalid JSON: nested too deeply", file=where) from None
+    except UnicodeEncodeError:
+        raise FactsFileError("invalid JSON: a string holds a lone surrogate (not Unicode text)",
+                             file=where) from None
+    except ValueError as exc:  # NaN/Infinity literals; integers past Python's digit limit
+        raise FactsFileError(f"invalid JSON: {exc}", file=where) from None
     return validate(doc, where)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")

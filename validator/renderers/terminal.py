@@ -7,6 +7,7 @@ golden tests are stable.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from typing import TextIO
 
@@ -23,11 +24,19 @@ STYLE = {
 
 @lru_cache(maxsize=256)
 def _source_line(path: str, line: int) -> str | None:
+    """The offending line of a config that this lint run just read: a regular file only,
+    read at most 1 MiB deep (a recorded result must not make the renderer read a device)."""
     try:
+        if not os.path.isfile(path):
+            return None
         with open(path, encoding="utf-8", errors="replace") as fh:
+            read = 0
             for n, text in enumerate(fh, 1):
+                read += len(text)
                 if n == line:
                     return text.rstrip("\n")[:200]
+                if read > 2**20:
+                    return None
     except OSError:
         return None
     return None
@@ -66,6 +75,9 @@ class TerminalRenderer:
         from rich.table import Table
 
         tty = stream.isatty() if hasattr(stream, "isatty") else False
+        # only a lint run's own configs are shown inline; a result replayed with `report`
+        # names files this machine need not have, or should not show
+        self.show_source = report.command == "lint"
         console = Console(file=stream, width=self.width or (None if tty else 140), force_terminal=tty,
                           no_color=not tty, highlight=False, soft_wrap=False)
         digest = report.rule_pack.get("digest", "")[:19]
@@ -73,8 +85,8 @@ class TerminalRenderer:
                       f"rule pack {report.rule_pack.get('id')} ({digest}) · {report.generated_at}")
         changed = {k: v for k, v in report.parameters.items() if v.get("origin") != "default"}
         if changed:
-            console.print("parameters: " + ", ".join(f"{k}={v['value']} ({v['origin']})"
-                                                      for k, v in changed.items()))
+            console.print("parameters: " + escape(", ".join(f"{k}={v['value']} ({v['origin']})"
+                                                             for k, v in changed.items())))
         subjects = sorted({f.subject for f in report.findings})
         for subject in subjects:
             rows = [f for f in report.findings if f.subject == subject]
@@ -119,7 +131,8 @@ class TerminalRenderer:
         print_ = console.print  # type: ignore[attr-defined]
         print_(f"[{STYLE[f.status]}]{f.status.value.upper()}[/] {escape(f.rule)} {escape(where)}{waived}: "
                f"{escape(f.message)}")
-        if f.location is not None and f.location.line:
+        if (self.show_source and f.location is not None and isinstance(f.location.file, str)
+                and isinstance(f.location.line, int) and f.location.line > 0):
             text = _source_line(f.location.file, f.location.line)
             if text is not None:
                 print_(f"    [dim]{f.location.line:>5} |[/] {escape(text.strip())}")

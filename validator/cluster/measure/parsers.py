@@ -25,11 +25,15 @@ class MeasureError(Exception):
 
 def iperf3_bits_per_second(text: str) -> float:
     """Delivered TCP throughput in bit/s from ``iperf3 -c ... -J`` output."""
+    # over a pseudo-terminal stderr lines may surround the JSON: parse the outermost object
+    lo, hi = text.find("{"), text.rfind("}")
     try:
-        data = json.loads(text)
+        data = json.loads(text[lo : hi + 1] if 0 <= lo < hi else text)
     except json.JSONDecodeError:
         first = text.strip().splitlines()[:1]
-        raise MeasureError(f"iperf3 output is not JSON: {first[0][:200] if first else 'empty'}") from None
+        raise MeasureError(
+            f"iperf3 output is not JSON: {first[0][:200] if first else 'empty'}"
+        ) from None
     if not isinstance(data, dict):
         raise MeasureError("iperf3 output is not a JSON object")
     if isinstance(data.get("error"), str):
@@ -75,7 +79,9 @@ def ib_write_bw_gbits(text: str) -> float:
     for line in text.splitlines():
         if re.search(r"(?i)(couldn't|unable|failed|error)", line):
             raise MeasureError(f"ib_write_bw: {line.strip()[:200]}")
-    raise MeasureError("ib_write_bw printed no result row (expected a '#bytes ... BW average' table)")
+    raise MeasureError(
+        "ib_write_bw printed no result row (expected a '#bytes ... BW average' table)"
+    )
 
 
 def nccl_busbw(text: str) -> dict[str, Any]:
@@ -104,11 +110,16 @@ def nccl_busbw(text: str) -> dict[str, Any]:
         wrong_i = columns.index("#wrong") if "#wrong" in columns else None
         wrong = toks[wrong_i] if wrong_i is not None and wrong_i < len(toks) else None
         if best is None or size >= best["size"]:
-            best = {"size": size, "busbw_gbs": busbw,
-                    "wrong": int(wrong) if wrong and wrong.isdigit() else None}
+            best = {
+                "size": size,
+                "busbw_gbs": busbw,
+                "wrong": int(wrong) if wrong and wrong.isdigit() else None,
+            }
     if best is None:
         m = re.search(r"(?m)^.*(NCCL|error|Error|failed).*$", text)
-        raise MeasureError(f"nccl-tests printed no result rows{': ' + m.group(0).strip()[:200] if m else ''}")
+        raise MeasureError(
+            f"nccl-tests printed no result rows{': ' + m.group(0).strip()[:200] if m else ''}"
+        )
     if best["wrong"]:
         raise MeasureError(f"nccl-tests: {best['wrong']} wrong values at {best['size']} bytes")
     return best

@@ -20,12 +20,13 @@ the whole fleet, not per pair: see ``run_nccl``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shlex
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,40 +64,55 @@ def _wait_for(p: Any, marker: bytes, deadline: float) -> bytes:
     return seen
 
 
-def _with_server(transport: Transport, server_host: str, server_cmd: str, marker: bytes,
-                 client: Callable[[], proc.Outcome], registry: proc.Registry,
-                 retries: int = 3) -> proc.Outcome:
+def _with_server(
+    transport: Transport,
+    server_host: str,
+    server_cmd: str,
+    marker: bytes,
+    client: Callable[[], proc.Outcome],
+    registry: proc.Registry,
+    retries: int = 3,
+) -> proc.Outcome:
     """Start a one-shot server on ``server_host``, run the client, then reap the server."""
-    server = proc.start(transport.argv(server_host, server_cmd), registry)
+    server = proc.start(transport.argv(server_host, server_cmd, tty=True), registry)
     try:
         early = _wait_for(server, marker, time.monotonic() + 10)
         if server.poll() is not None and marker not in early:
             err = (server.stderr.read() if server.stderr else b"").decode("utf-8", "replace")
-            lines = [ln for ln in (early.decode("utf-8", "replace") + err).splitlines() if ln.strip()]
-            return proc.Outcome(server.returncode, "", "server did not start: "
-                                + (lines[-1].strip() if lines else f"exit {server.returncode}"), 0.0)
+            lines = [
+                ln for ln in (early.decode("utf-8", "replace") + err).splitlines() if ln.strip()
+            ]
+            return proc.Outcome(
+                server.returncode,
+                "",
+                "server did not start: "
+                + (lines[-1].strip() if lines else f"exit {server.returncode}"),
+                0.0,
+            )
         out = client()
         for _ in range(retries):  # the server may still be binding: retry refused connects
-            if not ("unable to connect" in out.stdout or "Connection refused" in out.stdout
-                    or "Couldn't connect" in out.stdout + out.stderr):
+            if not (
+                "unable to connect" in out.stdout
+                or "Connection refused" in out.stdout
+                or "Couldn't connect" in out.stdout + out.stderr
+            ):
                 break
             time.sleep(0.5)
             out = client()
         return out
     finally:
-        try:
+        with contextlib.suppress(Exception):
             server.wait(timeout=3)
-        except Exception:  # noqa: BLE001 - reaped below either way
-            pass
         proc.kill(server, grace=1)
         registry.discard(server)
 
 
-def measure_latency(transport: Transport, a: str, b: str, opts: MeasureOptions,
-                    registry: proc.Registry) -> dict[str, Any]:
+def measure_latency(
+    transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
+) -> dict[str, Any]:
     target = shlex.quote(transport.address(b))
     cmd = f"ping -n -q -c {opts.ping_count} -i 0.2 -W 2 {target}"
-    out = proc.run(transport.argv(a, cmd), opts.timeout, registry)
+    out = proc.run(transport.argv(a, cmd, tty=True), opts.timeout, registry)
     try:
         if out.timed_out:
             raise parsers.MeasureError(f"ping timed out after {opts.timeout:g} s")
@@ -107,16 +123,25 @@ def measure_latency(transport: Transport, a: str, b: str, opts: MeasureOptions,
         return error(str(exc), source=f"{a}: {cmd}")
 
 
-def measure_iperf3(transport: Transport, a: str, b: str, opts: MeasureOptions,
-                   registry: proc.Registry) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def measure_iperf3(
+    transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(throughput fact in Gb/s, mean TCP RTT fact in us or None)."""
     life = opts.seconds + opts.timeout
     server_cmd = f"exec timeout {life:.0f} iperf3 -s -1 -p {opts.port} --forceflush"
     target = shlex.quote(transport.address(b))
-    client_cmd = (f"iperf3 -c {target} -p {opts.port} -J -t {opts.seconds} -P {opts.streams} "
-                  f"-O 1 --connect-timeout 5000")
-    out = _with_server(transport, b, server_cmd, b"listening",
-                       lambda: proc.run(transport.argv(a, client_cmd), life, registry), registry)
+    client_cmd = (
+        f"iperf3 -c {target} -p {opts.port} -J -t {opts.seconds} -P {opts.streams} "
+        f"-O 1 --connect-timeout 5000"
+    )
+    out = _with_server(
+        transport,
+        b,
+        server_cmd,
+        b"listening",
+        lambda: proc.run(transport.argv(a, client_cmd, tty=True), life, registry),
+        registry,
+    )
     src = f"{a}: {client_cmd}"
     try:
         if out.timed_out:
@@ -127,37 +152,58 @@ def measure_iperf3(transport: Transport, a: str, b: str, opts: MeasureOptions,
     except parsers.MeasureError as exc:
         return error(str(exc), source=src), None
     rtt = parsers.iperf3_mean_rtt_us(out.stdout)
-    return (value(round(bps / 1e9, 4), unit="Gb/s", source=src),
-            value(rtt, unit="us", source=src) if rtt is not None else None)
+    return (
+        value(round(bps / 1e9, 4), unit="Gb/s", source=src),
+        value(rtt, unit="us", source=src) if rtt is not None else None,
+    )
 
 
-def measure_ib_write_bw(transport: Transport, a: str, b: str, opts: MeasureOptions,
-                        registry: proc.Registry) -> dict[str, Any]:
+def measure_ib_write_bw(
+    transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
+) -> dict[str, Any]:
     dev_a, _, port_a = opts.rdma[a].partition(":")
     dev_b, _, port_b = opts.rdma[b].partition(":")
     life = opts.seconds + opts.timeout
     common = f"--report_gbits -F -D {opts.seconds} -p {opts.port + 1000}"
     server_cmd = f"exec timeout {life:.0f} ib_write_bw -d {dev_b} -i {port_b or 1} {common}"
-    client_cmd = (f"ib_write_bw -d {dev_a} -i {port_a or 1} {common} "
-                  f"{shlex.quote(transport.address(b))}")
-    out = _with_server(transport, b, server_cmd, b"Waiting for client",
-                       lambda: proc.run(transport.argv(a, client_cmd), life, registry), registry)
+    client_cmd = (
+        f"ib_write_bw -d {dev_a} -i {port_a or 1} {common} {shlex.quote(transport.address(b))}"
+    )
+    out = _with_server(
+        transport,
+        b,
+        server_cmd,
+        b"Waiting for client",
+        lambda: proc.run(transport.argv(a, client_cmd, tty=True), life, registry),
+        registry,
+    )
     src = f"{a}: {client_cmd}"
     try:
         if out.timed_out:
             raise parsers.MeasureError(f"ib_write_bw timed out after {life:g} s")
-        return value(round(parsers.ib_write_bw_gbits(out.stdout + "\n" + out.stderr), 4),
-                     unit="Gb/s", source=src)
+        return value(
+            round(parsers.ib_write_bw_gbits(out.stdout + "\n" + out.stderr), 4),
+            unit="Gb/s",
+            source=src,
+        )
     except parsers.MeasureError as exc:
         return error(str(exc), source=src)
 
 
-def measure_pair(transport: Transport, pair: Pair, opts: MeasureOptions, registry: proc.Registry,
-                 tools: Sequence[str]) -> dict[str, Any]:
+def measure_pair(
+    transport: Transport,
+    pair: Pair,
+    opts: MeasureOptions,
+    registry: proc.Registry,
+    tools: Sequence[str],
+) -> dict[str, Any]:
     """The fields of one ``cluster.pairs`` item."""
     a, b = pair
-    fields: dict[str, Any] = {"direction": value(f"{a}->{b}"),
-                              "sender": value(a), "receiver": value(b)}
+    fields: dict[str, Any] = {
+        "direction": value(f"{a}->{b}"),
+        "sender": value(a),
+        "receiver": value(b),
+    }
     if "ping" in tools:
         fields["latency"] = measure_latency(transport, a, b, opts, registry)
         fields["latency_tool"] = value("ping")
@@ -176,10 +222,15 @@ def measure_pair(transport: Transport, pair: Pair, opts: MeasureOptions, registr
     return fields
 
 
-def run_rounds(transport: Transport, rounds: Sequence[Round], opts: MeasureOptions,
-               registry: proc.Registry, tools: Sequence[str],
-               on_pair: Callable[[Pair], None] = lambda p: None,
-               results: dict[Pair, dict[str, Any]] | None = None) -> dict[Pair, dict[str, Any]]:
+def run_rounds(
+    transport: Transport,
+    rounds: Sequence[Round],
+    opts: MeasureOptions,
+    registry: proc.Registry,
+    tools: Sequence[str],
+    on_pair: Callable[[Pair], None] = lambda p: None,
+    results: dict[Pair, dict[str, Any]] | None = None,
+) -> dict[Pair, dict[str, Any]]:
     """Each round's pairs at once (no host is in two), the rounds one after another.
 
     ``results`` is filled as pairs finish, so that a caller interrupted by Ctrl-C still
@@ -189,34 +240,62 @@ def run_rounds(transport: Transport, rounds: Sequence[Round], opts: MeasureOptio
     for rnd in rounds:
         if registry.closed:
             break
-        with ThreadPoolExecutor(max_workers=max(1, len(rnd)), thread_name_prefix="spec-check-pair") as ex:
-            futures = {ex.submit(measure_pair, transport, p, opts, registry, tools): p for p in rnd}
-            for f, p in futures.items():
-                try:
-                    results[p] = f.result()
-                except Exception as exc:  # noqa: BLE001 - one pair's failure is that pair's error
-                    results[p] = {"direction": value(f"{p[0]}->{p[1]}"),
-                                  "throughput": error(f"internal error: {type(exc).__name__}: {exc}")}
-                on_pair(p)
+        ex = ThreadPoolExecutor(max_workers=max(1, len(rnd)), thread_name_prefix="spec-check-pair")
+        futures = {ex.submit(measure_pair, transport, p, opts, registry, tools): p for p in rnd}
+        try:
+            pending = set(futures)
+            while pending:  # short waits, so that Ctrl-C is seen at once
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for f in done:
+                    p = futures[f]
+                    exc = f.exception()
+                    results[p] = (
+                        {
+                            "direction": value(f"{p[0]}->{p[1]}"),
+                            "throughput": error(f"internal error: {type(exc).__name__}: {exc}"),
+                        }
+                        if exc
+                        else f.result()
+                    )
+                    on_pair(p)
+        except KeyboardInterrupt:
+            # end the tools first, then the threads (which now return at once); pairs cut
+            # short are left out rather than reported as failed measurements
+            registry.kill_all()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
     return results
 
 
-def nccl_command(hosts: Sequence[str], gpus_per_host: int, transport: str,
-                 size: str = "16G") -> str:
+def nccl_command(
+    hosts: Sequence[str], gpus_per_host: int, transport: str, size: str = "16G"
+) -> str:
     """One all_reduce over the fleet at one large size (gate on it, not on the average)."""
     test = f"all_reduce_perf -b {size} -e {size} -g 1 -n 20 -w 5"
     if transport == "slurm":
-        return (f"srun --nodes={len(hosts)} --ntasks-per-node={gpus_per_host} "
-                f"--nodelist={','.join(hosts)} {test}")
+        return (
+            f"srun --nodes={len(hosts)} --ntasks-per-node={gpus_per_host} "
+            f"--nodelist={','.join(hosts)} {test}"
+        )
     spec = ",".join(f"{h}:{gpus_per_host}" for h in hosts)
     return f"mpirun --host {spec} -np {len(hosts) * gpus_per_host} {test}"
 
 
-def run_nccl(transport: Transport, hosts: Sequence[str], gpus_per_host: int,
-             registry: proc.Registry, timeout: float = 600) -> dict[str, Any]:
+def run_nccl(
+    transport: Transport,
+    hosts: Sequence[str],
+    gpus_per_host: int,
+    registry: proc.Registry,
+    timeout: float = 600,
+) -> dict[str, Any]:
     """Fields of a ``cluster.collectives`` item: bus bandwidth at the large size."""
     cmd = nccl_command([transport.address(h) for h in hosts], gpus_per_host, transport.name)
-    argv = ["/bin/sh", "-c", cmd] if transport.name == "slurm" else transport.argv(hosts[0], cmd)
+    argv = (
+        ["/bin/sh", "-c", cmd]
+        if transport.name == "slurm"
+        else transport.argv(hosts[0], cmd, tty=True)
+    )
     out = proc.run(argv, timeout, registry)
     try:
         if out.timed_out:
@@ -224,6 +303,9 @@ def run_nccl(transport: Transport, hosts: Sequence[str], gpus_per_host: int,
         r = parsers.nccl_busbw(out.stdout)
     except parsers.MeasureError as exc:
         return {"busbw": error(str(exc), source=cmd), "tool": value("nccl-tests")}
-    return {"busbw": value(round(r["busbw_gbs"] * 8, 3), unit="Gb/s", source=cmd),
-            "size": value(r["size"], unit="B"), "tool": value("nccl-tests all_reduce_perf"),
-            "hosts": value(len(hosts))}
+    return {
+        "busbw": value(round(r["busbw_gbs"] * 8, 3), unit="Gb/s", source=cmd),
+        "size": value(r["size"], unit="B"),
+        "tool": value("nccl-tests all_reduce_perf"),
+        "hosts": value(len(hosts)),
+    }

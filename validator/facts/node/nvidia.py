@@ -170,10 +170,11 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
     f["persistence_mode"] = _get(nv, lambda v: v == nv.NVML_FEATURE_ENABLED,
                                  "nvmlDeviceGetPersistenceMode", h)
     f["pstate"] = _get(nv, int, "nvmlDeviceGetPerformanceState", h)
+    f["vbios_version"] = _get(nv, _text, "nvmlDeviceGetVbiosVersion", h)
     f["pcie_gen_current"] = _get(nv, int, "nvmlDeviceGetCurrPcieLinkGeneration", h)
     f["pcie_gen_max"] = _get(nv, int, "nvmlDeviceGetMaxPcieLinkGeneration", h)
-    f["pcie_gen_device_max"] = _get(nv, int, "nvmlDeviceGetGpuMaxPcieLinkGeneration", h,
-                                    fallback="nvmlDeviceGetMaxPcieLinkGeneration")
+    # no fallback to the slot-limited max: comparing a value with itself would always pass
+    f["pcie_gen_device_max"] = _get(nv, int, "nvmlDeviceGetGpuMaxPcieLinkGeneration", h)
     f["pcie_width_current"] = _get(nv, int, "nvmlDeviceGetCurrPcieLinkWidth", h, unit="x")
     f["pcie_width_max"] = _get(nv, int, "nvmlDeviceGetMaxPcieLinkWidth", h, unit="x")
     f["pcie_width_device_max"] = dict(f["pcie_width_max"])  # NVML has no device-only width
@@ -202,7 +203,7 @@ NEAREST = ("nearest_fabric_port", "nearest_fabric_distance", "nearest_fabric_rat
 FIELDS = (  # every gpu.devices field of spec/facts/node.yaml, besides index
     "uuid", "name", "pci_bus_id", "numa_node", "memory_total", "ecc_enabled", "ecc_pending",
     "remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending", "memory_repair",
-    "persistence_mode", "pstate", "pcie_gen_current", "pcie_gen_max", "pcie_gen_device_max",
+    "persistence_mode", "pstate", "vbios_version", "pcie_gen_current", "pcie_gen_max", "pcie_gen_device_max",
     "pcie_width_current", "pcie_width_max", "pcie_width_device_max", "nvlink_count",
     "nvlink_inactive", "nvlink_remote_switch", "fabric_state", "fabric_status",
     "throttle_reasons", "power_draw", "power_limit", "energy_total", "utilization",

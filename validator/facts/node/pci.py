@@ -24,7 +24,8 @@ NAME = "pci"
 FACTS = ("accel.pci_count", "accel.pci_devices")
 
 VENDORS = {"0x10de": "nvidia", "0x1002": "amd"}
-ACCEL_CLASSES = ("0x0300", "0x0302", "0x1200")
+# 0x0380 ("display controller, other"): AMD Instinct MI200 cards enumerate so
+ACCEL_CLASSES = ("0x0300", "0x0302", "0x0380", "0x1200")
 DISTANCE_ORDER = ("PIX", "PXB", "PHB", "NODE", "SYS")
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?) GT/s(?: PCIe)?$")
 

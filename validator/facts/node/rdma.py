@@ -55,6 +55,10 @@ def _ports(ctx: Context) -> dict[str, Fact]:
     root = ctx.sysfs / "class/infiniband"
     source = str(root)
     if not root.exists():
+        if not (ctx.sysfs / "class").is_dir():
+            # not a sysfs at all (an empty or wrong --sysfs): absence proves nothing
+            reason = f"{ctx.sysfs / 'class'} is missing: not a sysfs tree"
+            return {"rdma.port_count": error(reason, source=source), "rdma.ports": error(reason, source=source)}
         # ib_core not loaded or no HCA: a node without RDMA ports, not an unknown
         return {"rdma.port_count": value(0, source=source), "rdma.ports": items([], source=source)}
     try:
@@ -136,4 +140,7 @@ def _gdr(ctx: Context) -> Fact:
     for rel in GDR_PATHS:
         if (ctx.sysfs / rel).is_file():
             return value(True, source=str(ctx.sysfs / rel))
+    if not (ctx.sysfs / "module").is_dir():
+        return error(f"{ctx.sysfs / 'module'} is missing: cannot tell which modules are loaded",
+                     source=str(ctx.sysfs / "module"))
     return value(False, source="sysfs: " + ", ".join(str(ctx.sysfs / r) for r in GDR_PATHS))

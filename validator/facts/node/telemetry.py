@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from validator.facts.document import Fact, value
+from validator.facts.document import Fact, error, value
 from validator.facts.node.base import Context, ReadError, read
 
 NAME = "telemetry"
@@ -22,8 +22,12 @@ def collect(ctx: Context) -> dict[str, Fact]:
         found = _live()
         source = "psutil.process_iter"
     else:
-        found = _tree(ctx)
+        tree = _tree(ctx)
         source = str(ctx.procfs)
+        if tree is None:  # no process directories: not a procfs, so no evidence of absence
+            return {"telemetry.exporters": error(f"no process directories under {ctx.procfs}: "
+                                                 "not a procfs tree", source=source)}
+        found = tree
     return {"telemetry.exporters": value(sorted(found), source=source)}
 
 
@@ -48,12 +52,14 @@ def _live() -> set[str]:
     return found
 
 
-def _tree(ctx: Context) -> set[str]:
+def _tree(ctx: Context) -> set[str] | None:
     found: set[str] = set()
     try:
         pids = [p for p in ctx.procfs.iterdir() if p.name.isdigit()]
     except OSError:
-        return found
+        return None
+    if not pids:
+        return None
     for pid in pids:
         try:
             comm = read(pid / "comm")

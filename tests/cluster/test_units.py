@@ -1,0 +1,143 @@
+"""Transports, the cluster facts builder and the probe-output reader, without hosts."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from validator.cluster import facts as cfacts
+from validator.cluster.gather import parse_probe
+from validator.cluster.proc import Outcome, Registry, run
+from validator.cluster.transports import LocalTransport, SlurmTransport, SshTransport
+from validator.errors import SpecCheckError
+from validator.facts import document
+
+CATALOGUE = Path(__file__).resolve().parents[2] / "spec" / "facts" / "cluster.yaml"
+
+
+def test_ssh_argv_batch_mode_timeout_and_private_control_dir(tmp_path):
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host *\n  User root\n")
+    t = SshTransport(ssh_config=str(cfg), connect_timeout=7)
+    try:
+        argv = t.argv("node01", "spec-check probe --format json")
+        joined = " ".join(argv)
+        assert argv[-3:] == ["node01", "--", "spec-check probe --format json"]
+        assert ["-F", str(cfg)] == argv[1:3]
+        for opt in ("BatchMode=yes", "ConnectTimeout=7", "ControlMaster=auto", "ControlPersist="):
+            assert opt in joined
+        assert "StrictHostKeyChecking" not in joined and "UserKnownHostsFile" not in joined
+        mode = stat.S_IMODE(os.stat(t.control_dir).st_mode)
+        assert mode == 0o700 and f"ControlPath={t.control_dir}/%C" in joined
+        assert "-tt" in t.argv("node01", "iperf3 -s", tty=True)
+    finally:
+        t.close()
+    assert not os.path.exists(t.control_dir)
+
+
+def test_missing_ssh_config_is_a_usage_error(tmp_path):
+    with pytest.raises(SpecCheckError, match="no such ssh config"):
+        SshTransport(ssh_config=str(tmp_path / "nope"))
+
+
+def test_slurm_argv_pins_the_node_and_guards_placement(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda p: f"/usr/bin/{p}")
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    argv = SlurmTransport().argv("gpu07", "spec-check probe --format json")
+    assert "--nodelist=gpu07" in argv and "--overlap" in argv and "--ntasks=1" in argv
+    assert "SLURMD_NODENAME" in argv[-1] and argv[-1].endswith("spec-check probe --format json")
+
+
+def test_local_transport_runs_and_labels():
+    out = run(LocalTransport().argv("n7", 'echo "$SPEC_CHECK_HOST"'), 10)
+    assert out.rc == 0 and out.stdout.strip() == "n7"
+
+
+def test_run_kills_at_the_deadline_and_keeps_partial_output():
+    out = run(["/bin/sh", "-c", "echo started; sleep 30"], 1.0, Registry())
+    assert out.timed_out and out.stdout.strip() == "started" and out.seconds < 10
+
+
+def test_run_does_not_wait_for_a_pipe_held_by_a_grandchild():
+    # the child exits at once, a background grandchild keeps stdout open (as an ssh
+    # ControlMaster does with a multiplexed client's pipes)
+    out = run(["/bin/sh", "-c", "(sleep 20 &) ; echo done"], 15)
+    assert out.rc == 0 and out.stdout.strip() == "done" and out.seconds < 5
+
+
+def _outcome(stdout="", stderr="", rc=0):
+    return Outcome(rc, stdout, stderr, 0.1)
+
+
+@pytest.mark.parametrize(
+    ("out", "reason"),
+    [
+        (_outcome(rc=None), "timed out after 9 s"),
+        (
+            _outcome(stderr="ssh: connect to host n1 port 22: Connection refused\n", rc=255),
+            "ssh: connect",
+        ),
+        (_outcome(stdout='{"schema": "spec-check/facts/1", "sub'), "not JSON"),
+        (_outcome(stdout='{"schema": "other/1"}'), "not a facts document"),
+        (_outcome(stdout=""), "printed nothing"),
+        (_outcome(rc=-9), "killed by signal 9"),
+    ],
+)
+def test_probe_output_problems_become_reasons(out, reason):
+    r = parse_probe("n1", out, 9, "ssh")
+    assert r.document is None and reason in r.error
+
+
+def _node(name: str, **facts) -> dict:
+    base = {
+        "gpu.vendor": {"value": "nvidia"},
+        "gpu.count": {"value": 8},
+        "gpu.models": {"value": ["NVIDIA H100 80GB HBM3"]},
+        "gpu.driver_version": {"value": "550.54.15"},
+        "gpu.cuda_version": {"value": "12.4"},
+        "rdma.ports": {"items": []},
+    }
+    base.update(facts)
+    return document.new_document("node", "clone", base, tool_version="t", collected_at="c")
+
+
+def test_cluster_document_validates_and_matches_the_catalogue():
+    docs = {h: cfacts.rekey(_node(h), h) for h in ("a", "b")}
+    pairs = {
+        ("a", "b"): {"direction": {"value": "a->b"}, "throughput": {"value": 9.1, "unit": "Gb/s"}}
+    }
+    doc = cfacts.build(
+        ["a", "b", "c"],
+        docs,
+        {"c": "ssh: timed out"},
+        name="cluster",
+        tool_version="t",
+        collected_at="c",
+        pairs=pairs,
+    )
+    document.validate(doc, "built")
+    catalogue = yaml.safe_load(CATALOGUE.read_text())["facts"]
+    assert set(doc["facts"]) <= set(catalogue)
+    for name, fact in doc["facts"].items():
+        for m in fact.get("items", []):
+            assert set(m["fields"]) <= set(catalogue[name]["fields"]), (name, m["fields"])
+    probes = {m["id"]: m["fields"]["status"] for m in doc["facts"]["cluster.probes"]["items"]}
+    assert probes["c"] == {"error": "ssh: timed out"}
+    assert [m["id"] for m in doc["facts"]["cluster.hosts"]["items"]] == ["a", "b"]
+    assert docs["a"]["subject"] == {
+        "kind": "node",
+        "name": "a",
+        "address": "a",
+        "hostname": "clone",
+    }
+
+
+def test_a_node_that_cannot_read_its_driver_keeps_the_error():
+    doc = _node("x", **{"gpu.driver_version": {"error": "NVML Shared Library Not Found"}})
+    fields = cfacts.host_fields(cfacts.rekey(doc, "x"))
+    assert fields["driver_version"]["error"] == "NVML Shared Library Not Found"
+    assert fields["gpu_vbios"]["error"]  # not reported by this probe: unknown, not "equal"
