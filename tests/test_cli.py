@@ -236,3 +236,82 @@ def test_live_check_exit_code_matches_the_verdict() -> None:
     # this test machine: the PCI bus is read for real; a GPU-less machine fails PLAT-01
     pci_gpus = json.loads(spec_check("probe").stdout)["facts"]["accel.pci_count"]["value"]
     assert statuses["PLAT-01.no-accelerator"] == ("pass" if pci_gpus else "fail")
+
+
+def test_output_follows_symlinks_and_writes_through_devices(failing: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    assert spec_check("check", "--facts", str(failing), "-o", str(link)).returncode == 1
+    assert link.is_symlink() and "NOT CONFORMANT" in real.read_text()
+    assert oct(real.stat().st_mode & 0o777) != oct(0o600)  # the umask's mode, not mkstemp's
+    r = spec_check("check", "--facts", str(failing), "-o", os.devnull)
+    assert r.returncode == 1 and Path(os.devnull).is_char_device()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--select", "CKPT"], "--select CKPT: matches no rule"),  # job rules only: check judges nodes
+    (["--sysfs", "/nonexistent-sysfs"], "does not exist"),
+])
+def test_usage_errors_that_would_check_nothing(args: list[str], needle: str, healthy: Path) -> None:
+    extra = [] if "--sysfs" in args else ["--facts", str(healthy)]
+    r = spec_check("check", *extra, *args)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_check_refuses_job_and_cluster_documents(tmp_path: Path) -> None:
+    for kind in ("job", "cluster"):
+        p = tmp_path / f"{kind}.json"
+        p.write_text(json.dumps(document({}, kind=kind)))
+        assert_one_line_error(spec_check("check", "--facts", str(p)), f"this document is a {kind}")
+
+
+def test_the_same_facts_file_twice_is_refused(healthy: Path) -> None:
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--facts", str(healthy)),
+                          "given twice")
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": NaN}}}',
+     "NaN is not a JSON number"),
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x\\ud800"}, "facts": {}}',
+     "lone surrogate"),
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": 1, "source": 5}}}',
+     "source must be a string"),
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": 1, "location": {"file": 7}}}}',
+     "location must be"),
+    ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": ' + "9" * 5000 + "}}}",
+     "invalid JSON"),
+])
+def test_hostile_facts_are_one_line_errors(tmp_path: Path, content: str, needle: str) -> None:
+    p = tmp_path / "f.json"
+    p.write_text(content)
+    assert_one_line_error(spec_check("check", "--facts", str(p)), needle)
+
+
+def test_hostile_profiles(healthy: Path, tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.yaml"
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    bomb.write_text("\n".join(levels).replace("a0:", "x0:", 1) + "\nparameters: {gpu_nic_distances: *a8}\n")
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--profile", str(bomb)))
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text("1: a\nb: c\n")
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--profile", str(mixed)), "unknown key")
+    nul = tmp_path / "nul.yaml"
+    nul.write_bytes(b"parameters:\x00\n")
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--profile", str(nul)), "invalid YAML")
+
+
+def test_bad_source_date_epoch(healthy: Path) -> None:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "abc"}
+    r = subprocess.run([sys.executable, "-m", "validator", "check", "--facts", str(healthy)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert_one_line_error(r, "SOURCE_DATE_EPOCH")
+
+
+def test_markup_in_values_is_shown_literally(tmp_path: Path) -> None:
+    p = write_facts(tmp_path / "m.json", name="[bold]host[/bold]")
+    r = spec_check("check", "--facts", str(p), "--set", "gpu_nic_distances=[bold]PIX[/bold],PXB")
+    assert r.returncode in (0, 1) and "[bold]host[/bold]" in r.stdout and "[bold]PIX[/bold]" in r.stdout

@@ -68,3 +68,12 @@ def test_format_value(value: object, unit: str | None, text: str) -> None:
 def test_format_quantity_picks_readable_unit() -> None:
     assert format_quantity(parse_quantity("1073741824 B")) == "1 GiB"
     assert format_quantity(parse_quantity("400 Gb/s"), "Gb/s") == "400 Gb/s"
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (500, "B", "500 B"), (1, "B", "1 B"), (-1, "B", "-1 B"), (30, "s", "30 s"),
+    (0.0005, "s", "0.5 ms"), (999, "b/s", "999 b/s"), (float("nan"), "B", "NaN"), (600, "sec", "10 min"),
+])
+def test_format_value_small_and_odd_values(value: float, unit: str, text: str) -> None:
+    """Regression: values below the first display step used to recurse forever."""
+    assert format_value(value, unit) == text

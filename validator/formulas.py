@@ -95,6 +95,14 @@ def daly_interval_max(
     return _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[1]
 
 
+def _in_steps(seconds: float, step_time_s: float | None) -> float:
+    _need(step_time_s=step_time_s)
+    assert step_time_s is not None
+    if step_time_s <= 0:
+        raise ValueError("step_time must be positive")
+    return seconds / step_time_s
+
+
 def daly_steps_min(
     gpus: float | None,
     gpu_mtbf_h: float | None,
@@ -103,12 +111,7 @@ def daly_steps_min(
     step_time_s: float | None,
 ) -> float:
     """Lower end of the accepted interval in steps (needs the time per step)."""
-    lo = _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[0]
-    _need(step_time_s=step_time_s)
-    assert step_time_s is not None
-    if step_time_s <= 0:
-        raise ValueError("step_time must be positive")
-    return lo / step_time_s
+    return _in_steps(_bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[0], step_time_s)
 
 
 def daly_steps_max(
@@ -119,12 +122,7 @@ def daly_steps_max(
     step_time_s: float | None,
 ) -> float:
     """Upper end of the accepted interval in steps (needs the time per step)."""
-    hi = _bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[1]
-    _need(step_time_s=step_time_s)
-    assert step_time_s is not None
-    if step_time_s <= 0:
-        raise ValueError("step_time must be positive")
-    return hi / step_time_s
+    return _in_steps(_bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[1], step_time_s)
 
 
 def batch_product(micro: float | None, accumulation: float | None, dp: float | None) -> float:

@@ -21,11 +21,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from validator.atomic import write_atomic
 from validator.errors import SpecCheckError
 
 ALGORITHM = "ed25519"
@@ -53,25 +52,6 @@ def fingerprint(raw_public: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw_public).hexdigest()
 
 
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """Atomic write with ``mode`` set before the name appears (a key is never world-readable)."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-
-
 def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
     """Write PREFIX.key (PKCS#8 PEM, mode 0600) and PREFIX.pub (SubjectPublicKeyInfo PEM)."""
     from cryptography.hazmat.primitives import serialization
@@ -90,8 +70,8 @@ def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
     public_pem = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
-    _write(key_path, private_pem, 0o600)
-    _write(pub_path, public_pem, 0o644)
+    write_atomic(key_path, private_pem, mode=0o600)
+    write_atomic(pub_path, public_pem, mode=0o644)
     return key_path, pub_path
 
 

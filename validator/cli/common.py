@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from validator import __version__
+from validator.atomic import write_atomic
 from validator.errors import SpecCheckError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -174,50 +173,6 @@ def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: 
 
         report = apply_waivers(report, load_waivers(opts.waivers, pack, ctx.spec))
     return report
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never a half-written report.
-
-    A symlink is followed (its target is replaced); a device or FIFO (``-o /dev/null``,
-    ``-o /dev/stdout``) is written through, never replaced by a regular file. The new file
-    gets the mode the umask (or the file it replaces) gives, not mkstemp's 0600.
-    """
-    target = Path(os.path.realpath(path))
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        if stat.S_ISDIR(st.st_mode):
-            raise SpecCheckError("cannot write: is a directory", file=str(path))
-        try:
-            with open(target, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-        return
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) -> None:

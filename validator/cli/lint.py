@@ -16,25 +16,11 @@ from typing import Any
 import click
 
 from validator.cli.common import build, common_options, evaluate_documents, finish, run_options
+from validator.jobs.detect import KINDS
 from validator.errors import SpecCheckError
 
 UNREADABLE_RULE = "LINT-00.unreadable-config"
 UNREADABLE_REQ = "LINT-00"
-KINDS = (
-    "deepspeed",
-    "lightning",
-    "hf",
-    "accelerate",
-    "torchtitan",
-    "nemo",
-    "megatron",
-    "slurm",
-    "torchrun",
-    "pytorchjob",
-    "env",
-    "maxtext",
-    "tfmg",
-)
 
 
 def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
