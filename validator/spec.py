@@ -118,6 +118,8 @@ def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
     if dim in QUANTITY_DIMENSIONS:
         if not isinstance(raw, (str, int, float)):
             raise UnitError(f"parameter {name}: expected a quantity such as \"400 Gb/s\", got {_short(raw)}")
+        if dim == "duration" and _is_number(raw):
+            raw = f"{raw} s"  # a bare duration is seconds (--set step_time=2.5); sizes and rates need units
         q = parse_quantity(raw, dimension=dim)
         if math.isnan(q.base) or q.base < 0:
             raise UnitError(f"parameter {name}: expected a quantity >= 0, got {raw}")
@@ -147,6 +149,18 @@ def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
             raise UnitError(f"parameter {name}: expected true or false, got {_short(raw)}")
         return raw
     return str(raw)
+
+
+def _is_number(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return False
+    if isinstance(raw, (int, float)):
+        return True
+    try:
+        float(str(raw))
+    except ValueError:
+        return False
+    return True
 
 
 def _short(raw: Any) -> str:

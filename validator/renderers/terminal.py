@@ -99,7 +99,9 @@ class TerminalRenderer:
                 rows.sort(key=lambda f: (STATUS_ORDER.index(f.status), f.sort_key()))
             table = Table(title=f"[bold]{escape(subject)}[/]", title_justify="left", show_lines=False,
                           pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
-            for col in ("status", "rule", "item", "observed (or why not judged)", "expected"):
+            table.add_column("status", no_wrap=True)
+            table.add_column("rule", no_wrap=True)
+            for col in ("item", "observed (or why not judged)", "expected"):
                 table.add_column(col, overflow="fold")
             for f in rows:
                 seen = escape(f.observed or "")
