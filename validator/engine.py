@@ -187,7 +187,8 @@ def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping
         raise _Undecided(Status.SKIP, f"{raw['formula']}: {exc}") from None
     if unit is not None and unit_of(unit).factor != 1.0:
         result = result / unit_of(unit).factor
-    return _Resolved(result, f"{format_value(result, unit)} ({raw['formula']}: {' x '.join(texts) if raw['formula'] == 'product' else ', '.join(texts)})")
+    joined = " x ".join(texts) if raw["formula"] == "product" else ", ".join(texts)
+    return _Resolved(result, f"{format_value(result, unit)} ({raw['formula']}: {joined})")
 
 
 def _test(op_name: str, actual: Any, expected: Any) -> bool:

@@ -249,9 +249,10 @@ def _check_rule(rule: Rule, spec: Spec, catalogue: dict[str, FactInfo]) -> None:
                                 f'{", ".join(info.fields)}')
     elif rule.field or rule.check.op in AGGREGATE_OPS:
         raise RuleFileError(f'{rule.id}: "{rule.fact}" is not a collection')
-    for cond in (*rule.when, *rule.where, rule.check):
+    _check_refs(rule, rule.check.value, spec, catalogue)
+    for cond in (*rule.when, *rule.where):
         _check_refs(rule, cond.value, spec, catalogue)
-        if cond is not rule.check and cond.fact and cond.fact not in catalogue:
+        if cond.fact and cond.fact not in catalogue:
             raise RuleFileError(f'{rule.id}: unknown fact "{cond.fact}" in when/where')
 
 

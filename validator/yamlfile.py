@@ -18,12 +18,12 @@ from validator.errors import RuleFileError
 MAX_YAML_BYTES = 4 * 1024 * 1024
 
 
-class LineDict(dict):  # type: ignore[type-arg]
+class LineDict(dict):  # type: ignore[type-arg, unused-ignore]
     line: int = 0
     key_lines: dict[Any, int]
 
 
-class LineList(list):  # type: ignore[type-arg]
+class LineList(list):  # type: ignore[type-arg, unused-ignore]
     line: int = 0
     item_lines: list[int]
 
@@ -33,7 +33,7 @@ class LineList(list):  # type: ignore[type-arg]
 _SafeBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_SafeBase):  # type: ignore[misc, valid-type]
+class _Loader(_SafeBase):  # type: ignore[misc, valid-type, unused-ignore]
     pass
 
 
@@ -86,7 +86,7 @@ def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
     except OSError as exc:
         raise error(f"cannot read: {exc.strerror or exc}", file=where) from None
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

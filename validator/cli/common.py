@@ -156,7 +156,7 @@ def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: 
         selection={"select": list(opts.select), "ignore": list(opts.ignore)},
         subjects=tuple(
             Subject(d["subject"]["name"], d["subject"]["kind"], digest(d), d.get("collected_at"), src)
-            for d, src in zip(documents, sources)
+            for d, src in zip(documents, sources, strict=True)
         ),
         findings=tuple(findings),
         rules=tuple(

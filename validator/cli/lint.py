@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from validator.cli.common import build, common_options, evaluate_documents, finish, run_options
-from validator.jobs.detect import KINDS
 from validator.errors import SpecCheckError
+from validator.jobs.detect import KINDS
 
 UNREADABLE_RULE = "LINT-00.unreadable-config"
 UNREADABLE_REQ = "LINT-00"

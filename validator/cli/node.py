@@ -70,7 +70,7 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
                 raise FactsFileError("given twice with --facts", file=str(p))
             seen.add(real)
         docs = [load(p) for p in facts_files]
-        for p, d in zip(facts_files, docs):
+        for p, d in zip(facts_files, docs, strict=True):
             if d["subject"]["kind"] != "node":
                 raise FactsFileError(f'check evaluates node facts; this document is a {d["subject"]["kind"]} '
                                      f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",

@@ -177,7 +177,7 @@ class _YamlConverter:
                 key = self.convert(k_node, path)
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
                     key = str(key)
-                self.tree.lines[(*path, key)] = k_node.start_mark.line + 1
+                self.tree.lines[tuple(path) + (key,)] = k_node.start_mark.line + 1
                 out[key] = self.convert(v_node, (*path, key))
             return out
         if isinstance(node, yaml.SequenceNode):
