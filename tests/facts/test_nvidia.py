@@ -279,6 +279,43 @@ def test_old_driver_falls_back_to_older_calls(dgx_root):
     assert "nvmlDeviceGetCurrentClocksThrottleReasons" in nv.calls
 
 
+OLD_BINDING = ["c_nvmlGpuFabricInfoV_t", "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetTemperatureV"]
+
+
+def test_fake_hides_missing_bindings_like_an_old_pynvml():
+    nv = FakeNvml(replay(bindings_missing=OLD_BINDING))
+    for name in OLD_BINDING:
+        assert not hasattr(nv, name), name
+    assert hasattr(nv, "nvmlDeviceGetTemperature") and hasattr(nv, "c_nvmlGpuFabricInfo_t")
+
+
+def test_old_nvidia_ml_py_falls_back_per_fact(dgx_root):
+    """nvidia-ml-py 12.535.161 defines none of OLD_BINDING: the older calls answer instead,
+    and nothing else is lost (an AttributeError once wiped every GPU fact)."""
+    nv = FakeNvml(replay(bindings_missing=OLD_BINDING))
+    f = dgx_root.probe(nvml=nv)
+    check_facts(f)
+    assert f["gpu.count"]["value"] == 8
+    g = gpu(f, 0)
+    assert g["temperature"] == 31 and g["fabric_state"] == "completed" and g["fabric_status"] == "ok"
+    assert "nvmlDeviceGetTemperature" in nv.calls and "nvmlDeviceGetGpuFabricInfo" in nv.calls
+    assert nv.shutdown_calls == 1
+
+
+def test_binding_without_any_fallback_is_an_error_value(dgx_root):
+    data = replay(bindings_missing=[*OLD_BINDING, "nvmlDeviceGetGpuFabricInfo", "nvmlDeviceGetTemperature",
+                                    "nvmlDeviceGetTotalEnergyConsumption"])
+    f = dgx_root.probe(nvml=FakeNvml(data))
+    check_facts(f)
+    devices = {m["id"]: m["fields"] for m in f["gpu.devices"]["items"]}
+    assert len(devices) == 8
+    fields0 = devices["GPU0"]
+    for name in ("fabric_state", "fabric_status", "temperature", "energy_total"):
+        assert "not supported by nvidia-ml-py" in fields0[name]["error"], name
+    assert "nvmlDeviceGetGpuFabricInfoV not supported" in fields0["fabric_state"]["error"]
+    assert fields0["uuid"]["value"].startswith("GPU-") and fields0["power_draw"]["value"] > 0
+
+
 def test_decode_reasons():
     assert nvidia_health.decode_reasons(0) == []
     assert nvidia_health.decode_reasons(0x4 | 0x400) == ["sw_power_cap", "reliability"]
@@ -307,6 +344,7 @@ def test_every_name_the_probe_uses_exists_in_real_pynvml():
     nvidia_src = Path(nvidia_health.__file__).with_name("nvidia.py").read_text()
     used |= set(re.findall(r"\bnv\.(\w+)", nvidia_src))
     used |= set(re.findall(r'"(nvml\w+)"', nvidia_src))  # names called through _get/_call
+    used |= set(re.findall(r'"((?:nvml|c_nvml)\w+)"', Path(health.__file__).read_text()))
     missing = sorted(name for name in used if not hasattr(pynvml, name))
     assert missing == []
     assert "nvmlDeviceGetGpuFabricInfoV" in used and "nvmlDeviceGetFieldValues" in used

@@ -24,6 +24,8 @@ from typing import Any
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, parse_numa, read_fact
 from validator.facts.node.nvidia_health import (
+    MissingBinding,
+    binding,
     decode_reasons,
     fabric,
     memory_repair,
@@ -95,13 +97,19 @@ def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
 
 
 def _call(nv: Any, fn: str, *args: Any, fallback: str | None = None) -> Any:
-    """Call nv.<fn>, or nv.<fallback> when the driver lacks the newer symbol."""
+    """Call nv.<fn>, or nv.<fallback> when the driver (FunctionNotFound) or the installed
+    nvidia-ml-py (no such attribute: 12.535 lacks nvmlDeviceGetTemperatureV) lacks the newer
+    name. Raises MissingBinding when the binding has neither."""
     try:
-        return getattr(nv, fn)(*args)
+        return binding(nv, fn)(*args)
+    except MissingBinding:
+        if fallback is None:
+            raise
+        return binding(nv, fallback)(*args)
     except nv.NVMLError_FunctionNotFound:
         if fallback is None:
             raise
-        return getattr(nv, fallback)(*args)
+        return binding(nv, fallback)(*args)
 
 
 def _get(nv: Any, conv: Callable[[Any], Any], fn: str, *args: Any, unit: str | None = None,
@@ -111,6 +119,8 @@ def _get(nv: Any, conv: Callable[[Any], Any], fn: str, *args: Any, unit: str | N
         raw = _call(nv, fn, *args, fallback=fallback)
     except nv.NVMLError as exc:
         return error(reason(exc), source=src)
+    except MissingBinding as exc:
+        return error(str(exc), source=src)
     return value(conv(raw), unit=unit, source=src)
 
 

@@ -9,6 +9,10 @@ Kept apart from nvidia.py so that each stays small. The traps (reference section
   read is listed as inactive: unknown is never pass.
 * Fabric info takes ``ctypes.byref`` of a ``c_nvmlGpuFabricInfoV_t``; FunctionNotFound (old
   driver) and NotSupported (no NVSwitch) both mean "not_supported".
+* The installed nvidia-ml-py may be older than the calls: 12.535.161 has no
+  ``nvmlDeviceGetGpuFabricInfoV`` / ``c_nvmlGpuFabricInfoV_t`` / ``nvmlDeviceGetTemperatureV``
+  (AttributeError, not an NVMLError). A missing binding is a per-fact error value naming the
+  nvidia-ml-py version, after the older call where one exists; it never sinks the GPU source.
 """
 
 from __future__ import annotations
@@ -25,6 +29,31 @@ EVENT_REASONS = (  # bit -> name, per nvmlClocksEventReason* / nvmlClocksThrottl
     (0x100, "display_clock_setting"), (0x200, "board_limit"), (0x400, "reliability"),
 )
 FABRIC_STATES = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}
+
+class MissingBinding(Exception):
+    """The installed nvidia-ml-py does not define a function or structure the probe uses."""
+
+    def __init__(self, name: str):
+        super().__init__(f"{name} not supported by nvidia-ml-py {binding_version()} "
+                         "(upgrade nvidia-ml-py to read it)")
+
+
+def binding_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nvidia-ml-py")
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
+def binding(nv: Any, name: str) -> Any:
+    """nv.<name>, or MissingBinding when this nvidia-ml-py predates it."""
+    try:
+        return getattr(nv, name)
+    except AttributeError:
+        raise MissingBinding(name) from None
+
 
 def reason(exc: BaseException) -> str:
     """'NotSupported: Not Supported' - the NVML error class and its message."""
@@ -118,10 +147,20 @@ def nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
 
 
 def fabric(nv: Any, h: Any) -> dict[str, Fact]:
+    """Fabric state through the V call, or the pre-V call where the binding lacks it."""
     src = "nvml:nvmlDeviceGetGpuFabricInfoV"
-    info = nv.c_nvmlGpuFabricInfoV_t()
     try:
-        nv.nvmlDeviceGetGpuFabricInfoV(h, ctypes.byref(info))
+        try:
+            call, info = binding(nv, "nvmlDeviceGetGpuFabricInfoV"), binding(nv, "c_nvmlGpuFabricInfoV_t")()
+        except MissingBinding as missing:
+            src = "nvml:nvmlDeviceGetGpuFabricInfo"
+            try:
+                call, info = binding(nv, "nvmlDeviceGetGpuFabricInfo"), binding(nv, "c_nvmlGpuFabricInfo_t")()
+            except MissingBinding:
+                raise missing from None
+        call(h, ctypes.byref(info))
+    except MissingBinding as exc:
+        return {"fabric_state": error(str(exc), source=src), "fabric_status": error(str(exc), source=src)}
     except (nv.NVMLError_FunctionNotFound, nv.NVMLError_NotSupported):
         return {"fabric_state": value("not_supported", source=src),
                 "fabric_status": value("not_supported", source=src)}
