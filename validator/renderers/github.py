@@ -1,7 +1,10 @@
 """GitHub Actions workflow commands: one annotation per problem, on the file and line.
 
 ``::error file=F,line=L,title=RULE::message`` for ``fail`` and ``error``,
-``::warning ...`` for ``warn``; passes and skips print nothing. Values are escaped as
+``::warning ...`` for ``warn``; passes and skips print nothing. A ``fail`` or ``warn``
+under an active waiver is a ``::notice`` that says "waived" and why: the run is
+conformant, and an ``::error`` would mark the check red (an expired waiver changes
+nothing). Values are escaped as
 the runner requires (``%``, CR, LF in data; also ``:`` and ``,`` in properties), so a
 message can never inject a second command. A last plain line gives the counts.
 """
@@ -12,6 +15,7 @@ from typing import Any, TextIO
 
 from validator.model import Report, Status
 from validator.renderers._paths import finding_path
+from validator.renderers._waived import is_waived, waiver_text
 
 
 def _data(s: str) -> str:
@@ -28,7 +32,10 @@ class GitHubRenderer:
 
     def render(self, report: Report, stream: TextIO) -> None:
         for f in report.findings:
-            if f.status in (Status.FAIL, Status.ERROR):
+            waived = f.status in (Status.FAIL, Status.WARN) and is_waived(f)
+            if waived:
+                cmd = "notice"
+            elif f.status in (Status.FAIL, Status.ERROR):
                 cmd = "error"
             elif f.status is Status.WARN:
                 cmd = "warning"
@@ -40,11 +47,14 @@ class GitHubRenderer:
                 props.append(f"file={_prop(path)}")
                 if line:
                     props.append(f"line={line}")
-            props.append(f"title={_prop(f'{f.rule} ({f.requirement} {f.level})')}")
-            text = f.message + (
+            title = f"{f.rule} ({f.requirement} {f.level})" + (" waived" if waived else "")
+            props.append(f"title={_prop(title)}")
+            text = (f"{f.item}: " if f.item and f.item not in f.message else "") + f.message + (
                 f" (expected: {f.expected})" if f.expected and f.status is not Status.ERROR else ""
             )
-            if f.remediation:
+            if waived:
+                text += f"\n{waiver_text(f)}"
+            elif f.remediation:
                 text += f"\nFix: {f.remediation}"
             stream.write(f"::{cmd} {','.join(props)}::{_data(text)}\n")
         s = report.summary

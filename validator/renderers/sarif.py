@@ -2,24 +2,47 @@
 
 Mapping, after ansible-lint's SarifFormatter: every rule of the report becomes a
 ``reportingDescriptor`` (summary as short description, why as full description,
-remediation as help, the requirement ID as a tag and property); every ``fail``,
-``warn`` and ``error`` finding becomes a ``result`` with its file and line as a physical
-location. ``pass`` and ``skip`` are not results (code scanning would show them as open
-alerts). A finding without a file is located at the job's subject where that is a path.
-Validated against the official OASIS schema in tests/jobs/.
+remediation as help, the requirement ID as a tag and property); only the rules of the
+scopes present in the run are listed (a lint run does not describe node rules). Every
+``fail``, ``warn`` and ``error`` finding becomes a ``result`` with its file and line as a
+physical location (the URI percent-encoded, so a path with spaces stays valid). ``pass``
+and ``skip`` are not results (code scanning would show them as open alerts). A finding
+without a file is located at the job's subject where that is a path.
+
+A node or cluster finding names its item (GPU, port, measured pair ``a->b``) in the
+message and in ``properties.item``: without it two GPUs' failures read the same.
+``partialFingerprints`` carry a stable hash of rule, subject and item, so code scanning
+recognises the same alert across runs. A finding under an active waiver carries an
+external, accepted ``suppression`` with the waiver's justification: code scanning then
+shows it as dismissed rather than open, matching the (conformant) verdict. An expired
+waiver adds no suppression. Validated against the official OASIS schema in tests/jobs/.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from validator.model import Finding, Report, Status
 from validator.renderers._paths import finding_path
+from validator.renderers._waived import is_waived
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/spec-check/spec-check"
 _LEVEL = {Status.FAIL: "error", Status.ERROR: "error"}
+
+
+def fingerprint(f: Finding) -> str:
+    """A stable identity for code-scanning dedup: rule, subject and item, hashed."""
+    key = "\x1f".join((f.rule, f.subject, f.item or ""))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def _uri(path: str) -> str:
+    """A path as a URI reference: spaces and other unsafe characters percent-encoded."""
+    return quote(path, safe="/:@!$&'()*+,;=-._~")
 
 
 def _level(f: Finding) -> str:
@@ -39,7 +62,13 @@ class SarifRenderer:
     def document(self, report: Report) -> dict[str, Any]:
         rules: list[dict[str, Any]] = []
         index: dict[str, int] = {}
+        scope = {r.id: r.scope for r in report.rules}
+        kinds = {s.kind for s in report.subjects} | {
+            scope[f.rule] for f in report.findings if f.rule in scope
+        }
         for r in report.rules:
+            if kinds and r.scope not in kinds:
+                continue
             index[r.id] = len(rules)
             rules.append(
                 {
@@ -75,6 +104,8 @@ class SarifRenderer:
                     }
                 )
             text = f.message or f.expected
+            if f.item and f.item not in text:
+                text = f"{f.item}: {text}"
             if f.expected and f.status is not Status.ERROR:
                 text += f" (expected: {f.expected})"
             result: dict[str, Any] = {
@@ -86,13 +117,29 @@ class SarifRenderer:
                     "requirement": f.requirement,
                     "status": f.status.value,
                     "subject": f.subject,
+                    "item": f.item,
                     "observed": f.observed,
                     "expected": f.expected,
                 },
+                "partialFingerprints": {"specCheckFinding/v1": fingerprint(f)},
             }
+            if is_waived(f):
+                w = f.waiver or {}
+                result["suppressions"] = [
+                    {
+                        "kind": "external",
+                        "status": "accepted",
+                        "justification": str(w.get("justification", "")),
+                        "properties": {
+                            "waiver": w.get("id"),
+                            "approver": w.get("approver"),
+                            "expires": w.get("expires"),
+                        },
+                    }
+                ]
             path, line = finding_path(f)
             if path:
-                phys: dict[str, Any] = {"artifactLocation": {"uri": path}}
+                phys: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
                 if not path.startswith("/"):
                     phys["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
                 if line:
@@ -125,3 +172,4 @@ class SarifRenderer:
                 }
             ],
         }
+

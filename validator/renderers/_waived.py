@@ -1,0 +1,25 @@
+"""Is a finding under an active waiver? One definition for every renderer.
+
+An active waiver takes a finding out of the conformance verdict (``model.summarize``); a
+renderer that still shows it as a failure (a red JUnit case, an ``::error`` annotation, an
+open code-scanning alert) turns a conformant run's CI red. An expired waiver
+(``active: false``) changes nothing: the finding counts, and is shown, as before.
+"""
+
+from __future__ import annotations
+
+from validator.model import Finding
+
+
+def is_waived(f: Finding) -> bool:
+    """True when the finding carries an active waiver."""
+    return bool(f.waiver and f.waiver.get("active"))
+
+
+def waiver_text(f: Finding) -> str:
+    """``waived: JUSTIFICATION (approved by A, until D)`` for an active waiver, else ``""``."""
+    if not is_waived(f):
+        return ""
+    w = f.waiver or {}
+    who = f"approved by {w.get('approver', '?')}, until {w.get('expires', '?')}"
+    return f"waived: {w.get('justification', '')} ({who})"
