@@ -111,3 +111,17 @@ def test_a_collection_where_a_count_belongs_cannot_skip_gpu_rules() -> None:
     facts = {"gpu.count": {"items": {}}, "gpu.devices": {"items": {"GPU0": {"ecc_enabled": False}}}}
     f = _one(run_rules(facts, select=("MEM-01.ecc",)), "MEM-01.ecc-disabled")
     assert f.status is Status.ERROR
+
+
+def test_an_unreadable_collection_gives_its_own_reason() -> None:
+    """rdma.ports as an error value: the finding names why ("cannot list ..."), not that the
+    fact "is not a collection"."""
+    from validator.facts.document import error
+
+    reason = "cannot list /sys/class/infiniband/mlx5_0/ports: No such file or directory"
+    found = run_rules({"rdma.ports": error(reason, source="/sys/class/infiniband"),
+                       "rdma.port_count": error(reason)},
+                      select=("NET-01.fabric-port-slow", "NET-02.port-not-active"))
+    assert found and all(f.status is Status.ERROR for f in found)
+    for f in found:
+        assert reason in f.message and "not a collection" not in f.message

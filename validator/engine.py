@@ -325,6 +325,11 @@ def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str
         yield b.make(u.status, b.static_expected(), u.reason, source=u.source)
         return
     fact = facts.get(rule.fact)
+    if fact is not None and "error" in fact:
+        # the fact's own reason ("cannot list .../ports"), not a complaint about its shape
+        yield b.make(Status.ERROR, b.static_expected(), f"{rule.fact} could not be read: {fact['error']}",
+                     fact=fact)
+        return
     if fact is not None and "items" in fact and not rule.field:
         yield b.make(Status.ERROR, b.static_expected(),
                      f"{rule.fact} is a collection in these facts, expected a single value", fact=fact)

@@ -387,3 +387,32 @@ def test_net_speed_zero_or_negative_is_unknown(raw, expected):
             net.parse_speed(raw)
     else:
         assert net.parse_speed(raw) == expected
+
+
+def test_one_unreadable_rdma_device_keeps_the_other_ports(dgx):
+    """A dangling class/infiniband/mlx5_0 is one error item; every other port keeps its
+    values, and the rules name the device's own reason."""
+    from tests.helpers import built
+    from validator.engine import evaluate
+    from validator.facts.document import new_document
+    from validator.model import Status
+
+    link = dgx.sysfs / "class/infiniband/mlx5_0"
+    link.unlink()
+    os.symlink("/nonexistent/mlx5_0", link)
+    f = probe(dgx)
+    check_facts(f)
+    ids = [m["id"] for m in f["rdma.ports"]["items"]]
+    assert "mlx5_0" in ids and "mlx5_3:1" in ids and "mlx5_0:1" not in ids
+    broken = fields(f, "rdma.ports", "mlx5_0")
+    assert broken["rate"]["error"].startswith(f"cannot list {link / 'ports'}: No such file")
+    assert fields(f, "rdma.ports", "mlx5_3:1")["rate"] == 400
+    assert "cannot list" in f["rdma.port_count"]["error"]
+    b = built()
+    doc = new_document("node", "n1", f, tool_version="t", collected_at="2026-01-01T00:00:00Z")
+    found = evaluate(b.ctx, b.pack, [doc], select=("NET-01.fabric-port-slow", "NET-02.port-not-active"))
+    by = {(x.rule, x.item): x for x in found}
+    for rule in ("NET-01.fabric-port-slow", "NET-02.port-not-active"):
+        assert by[(rule, "mlx5_0")].status is Status.ERROR
+        assert "cannot list" in by[(rule, "mlx5_0")].message
+        assert by[(rule, "mlx5_3:1")].status is Status.PASS

@@ -26,6 +26,8 @@ GDR_PATHS = (
     "kernel/mm/memory_peers/nv_mem/version",
     "kernel/mm/memory_peers/nv_mem_nc/version",
 )
+PORT_FIELDS = ("device", "port", "link_layer", "rate", "state", "phys_state", "pci_bus_id", "numa_node",
+               "netdev", "fw_ver")
 _RATE = re.compile(r"^(\d+(?:\.\d+)?) Gb/sec\b")
 
 
@@ -68,19 +70,26 @@ def _ports(ctx: Context) -> dict[str, Fact]:
         return {"rdma.port_count": error(reason, source=source),
                 "rdma.ports": error(reason, source=source)}
     members = []
+    unreadable = []
     for dev in devices:
         ddir = root / dev
         try:
             ports = sorted((p.name for p in (ddir / "ports").iterdir()), key=_num)
         except OSError as exc:
+            # one broken device is one error item: the other devices' ports keep their values
             reason = f"cannot list {ddir / 'ports'}: {exc.strerror or exc}"
-            return {"rdma.port_count": error(reason, source=source),
-                    "rdma.ports": error(reason, source=source)}
+            unreadable.append(reason)
+            members.append(item(dev, {name: error(reason, source=str(ddir)) for name in PORT_FIELDS}))
+            continue
         bdf = pci_address(ddir / "device")
         for port in ports:
             members.append(item(f"{dev}:{port}", _port_fields(ctx, ddir, dev, port, bdf)))
-    return {"rdma.port_count": value(len(members), source=source),
-            "rdma.ports": items(members, source=source)}
+    if unreadable:  # how many ports the broken devices have is unknown
+        count = error(f"{len(members) - len(unreadable)} port(s) readable; " + "; ".join(unreadable),
+                      source=source)
+    else:
+        count = value(len(members), source=source)
+    return {"rdma.port_count": count, "rdma.ports": items(members, source=source)}
 
 
 def _num(name: str) -> tuple[int, str]:
