@@ -3,16 +3,20 @@
 The verb only wires parts together (validator/cluster/ does the work): hosts -> transport
 -> probe every host (bounded, with deadlines) -> optional pairwise measurements in rounds
 -> one cluster facts document + one node document per host -> engine -> one result.
-Ctrl-C at any point still writes the result, with the unfinished hosts as errors, and
-exits 2 (the run was not completed).
+Ctrl-C, SIGTERM or SIGHUP (a Slurm prolog's timeout, ``timeout``, scancel, a closed
+terminal) at any point still writes the result, with the unfinished hosts as errors, and
+exits 2 (the run was not completed). ``--facts`` evaluates saved facts without probing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,7 @@ import click
 
 from validator.cli.common import build, common_options, evaluate_documents, now_utc, run_options
 
-DEFAULT_TOOLS = ("ping", "iperf3", "ib_write_bw")
+DEFAULT_TOOLS = ("ping", "iperf3", "ib_write_bw", "nccl")
 KNOWN_TOOLS = ("ping", "iperf3", "ib_write_bw", "nccl")
 
 
@@ -79,6 +83,74 @@ def _tools(raw: str | None) -> tuple[str, ...]:
             param_hint="--measure-tools",
         )
     return tools
+
+
+@contextlib.contextmanager
+def _signals_interrupt(registry: Any) -> Iterator[None]:
+    """SIGTERM and SIGHUP end the gathering as Ctrl-C does (KeyboardInterrupt in the main
+    thread): children killed, partial result written, exit 2. Slurm prologs, ``timeout``
+    and scancel send SIGTERM; without this the run died with no result and its children,
+    each in its own session, lived on."""
+
+    def handler(signum: int, _frame: Any) -> None:
+        registry.why = signal.Signals(signum).name
+        raise KeyboardInterrupt(registry.why)
+
+    sigs = [signal.SIGTERM, signal.SIGHUP]
+    old = {s: signal.signal(s, handler) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def _signals_deferred(state: dict[str, Any]) -> Iterator[None]:
+    """While the result is written, a late SIGTERM/SIGHUP marks the run interrupted
+    (exit 2) instead of killing it half-way through: the gathering is already done."""
+
+    def handler(signum: int, _frame: Any) -> None:
+        state["interrupted"] = True
+
+    sigs = [signal.SIGTERM, signal.SIGHUP]
+    old = {s: signal.signal(s, handler) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _check_outputs(output: Path | None, save_facts: Path | None) -> None:
+    """Refuse an unwritable -o or --save-facts before any host is touched: a fleet run
+    must not end in "cannot write" after an hour of probing."""
+    from validator.errors import SpecCheckError
+
+    if output is not None and str(output) != "-":
+        if output.is_dir():
+            raise SpecCheckError("the output is a directory", file=str(output))
+        parent = output.parent if str(output.parent) else Path(".")
+        if not parent.is_dir():
+            raise SpecCheckError("cannot write the result: no such directory", file=str(parent))
+        if not os.access(parent, os.W_OK | os.X_OK) or (
+            output.exists() and not os.access(output, os.W_OK)
+        ):
+            raise SpecCheckError("cannot write the result: permission denied", file=str(output))
+    if save_facts is not None:
+        try:
+            save_facts.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise SpecCheckError(
+                "--save-facts: exists and is not a directory", file=str(save_facts)
+            ) from None
+        except OSError as exc:
+            raise SpecCheckError(
+                f"--save-facts: cannot create the directory: {exc.strerror or exc}",
+                file=str(save_facts),
+            ) from None
+        if not os.access(save_facts, os.W_OK | os.X_OK):
+            raise SpecCheckError("--save-facts: permission denied", file=str(save_facts))
 
 
 def _safe_name(address: str) -> str:
@@ -194,7 +266,17 @@ def _save_facts(
     "--save-facts",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Also write the facts: DIR/cluster.json and DIR/<host>.json (replay with check --facts).",
+    help="Also write the facts: DIR/cluster.json and DIR/<host>.json (replay with "
+    "spec-check cluster --facts DIR).",
+)
+@click.option(
+    "--facts",
+    "facts_path",
+    type=click.Path(path_type=Path, exists=True),
+    default=None,
+    metavar="FILE|DIR",
+    help="Evaluate saved facts instead of probing: a --save-facts directory, node facts files "
+    "(one per host) and/or a cluster facts file.",
 )
 @common_options
 def cluster(
@@ -212,6 +294,7 @@ def cluster(
     iperf_port: int,
     cluster_name: str,
     save_facts: Path | None,
+    facts_path: Path | None,
     **kwargs: Any,
 ) -> None:
     """Check a fleet: probe every host, compare them, and optionally measure the fabric.
@@ -221,6 +304,7 @@ def cluster(
       spec-check cluster --hosts node[01-16] --measure
       spec-check cluster --hosts @hosts.txt --ssh-config fleet.conf --format json -o out.json
       salloc -N 8 spec-check cluster --transport slurm --measure
+      spec-check cluster --facts saved/          # replay --save-facts saved/
     """
     from validator.cluster import proc
     from validator.cluster.hosts import parse_hosts
@@ -232,6 +316,11 @@ def cluster(
 
     opts = run_options(kwargs)
     built = build(opts, ("node", "cluster"))  # bad spec, rules, profile or --set fail before any host is touched
+    if facts_path is not None:
+        if hosts_spec is not None or measure or transport is not None:
+            raise click.UsageError("--facts replays saved facts: no --hosts, --transport or --measure")
+        _replay(built, opts, facts_path, cluster_name)
+        return
     tools = _tools(measure_tools)
     if transport is None:
         transport = "slurm" if hosts_spec is None and os.environ.get("SLURM_JOB_ID") else "ssh"
@@ -244,31 +333,49 @@ def cluster(
             raise click.UsageError("--hosts is required (or run inside a Slurm allocation)")
     else:
         hosts = parse_hosts(hosts_spec)
+    _check_cluster_name(cluster_name, hosts)
+    _check_outputs(opts.output, save_facts)
     remote = remote_command or default_remote_command(transport)
     engine = make_transport(
         transport,
         ssh_config=str(ssh_config) if ssh_config else None,
         connect_timeout=connect_timeout,
+        parallel=parallel,
     )
     registry = proc.Registry()
     try:
-        state = _collect(
-            engine,
-            hosts,
-            remote,
-            registry,
-            host_timeout=host_timeout,
-            parallel=parallel,
-            measure=measure,
-            pairs=pairs,
-            tools=tools,
-            seconds=measure_seconds,
-            port=iperf_port,
-            cluster_name=cluster_name,
-        )
+        with _signals_interrupt(registry):
+            state = _collect(
+                engine,
+                hosts,
+                remote,
+                registry,
+                host_timeout=host_timeout,
+                parallel=parallel,
+                measure=measure,
+                pairs=pairs,
+                tools=tools,
+                tools_given=measure_tools is not None,
+                seconds=measure_seconds,
+                port=iperf_port,
+                cluster_name=cluster_name,
+            )
     finally:
         engine.close()
-    _report(built, opts, state, transport, save_facts)
+    with _signals_deferred(state):
+        _report(built, opts, state, transport, save_facts)
+
+
+def _check_cluster_name(name: str, hosts: list[str]) -> None:
+    """The cluster subject and a host must not share a name: findings, waivers and the
+    fleet summary are keyed by subject, and "cluster" is also a valid host name."""
+    from validator.errors import SpecCheckError
+
+    if name in hosts:
+        raise SpecCheckError(
+            f'host "{name}" has the cluster subject\'s name; give the cluster another '
+            f"with --name (e.g. --name fleet)"
+        )
 
 
 def _collect(
@@ -282,11 +389,13 @@ def _collect(
     measure: bool,
     pairs: str,
     tools: tuple[str, ...],
+    tools_given: bool,
     seconds: int,
     port: int,
     cluster_name: str,
 ) -> dict[str, Any]:
-    """Probe, then measure; Ctrl-C in either phase keeps what was gathered."""
+    """Probe, then measure; Ctrl-C (or SIGTERM/SIGHUP) in either phase keeps what was
+    gathered, and what was planned but not measured becomes an "interrupted" error."""
     from validator import __version__
     from validator.cluster import facts as cfacts
     from validator.cluster.gather import Progress, probe_all
@@ -307,18 +416,26 @@ def _collect(
     failures = {h: r.error or "no facts" for h, r in results.items() if r.document is None}
     measured: dict[tuple[str, str], dict[str, Any]] | None = None
     collectives: dict[str, dict[str, Any]] | None = None
+    status: dict[str, str] | None = None
     rounds: list[Any] = []
-    if measure and not interrupted:
+    if measure:
         probed = [h for h in hosts if h in docs]
         rounds = PLANS[pairs](probed)
-        rdma = {h: p for h in probed if (p := cfacts.rdma_port(docs[h])) is not None}
-        opts = MeasureOptions(
-            seconds=seconds, port=port, rdma=rdma, timeout=max(30.0, host_timeout / 2)
-        )
         pair_tools = [t for t in tools if t != "nccl"]
+        status = _measure_status(tools, tools_given, probed, docs)
+        measured = {} if pair_tools else None  # nccl alone measures the fleet, not pairs
         try:
-            if pair_tools:  # nccl alone measures the fleet at once, not pairs
-                measured = {}
+            if interrupted:
+                raise KeyboardInterrupt
+            rdma = {h: p for h in probed if (p := cfacts.rdma_port(docs[h])) is not None}
+            opts = MeasureOptions(
+                seconds=seconds,
+                port=port,
+                rdma=rdma,
+                timeout=max(30.0, host_timeout / 2),
+                parallel=parallel,
+            )
+            if measured is not None:
                 with _Bar("measuring pairs") as bar:
                     bar.start(sum(len(r) for r in rounds))
                     run_rounds(
@@ -330,12 +447,21 @@ def _collect(
                         on_pair=bar.advance,
                         results=measured,
                     )
-            gpus = [int(cfacts.host_fields(docs[h])["gpu_count"].get("value") or 0) for h in probed]
-            if "nccl" in tools and len(probed) >= 2 and min(gpus) > 0:
-                collectives = {"all_reduce": run_nccl(engine, probed, min(gpus), registry)}
+            if status["collectives"] == cfacts.RUN:
+                gpus = _gpu_counts(probed, docs)
+                fields, why = run_nccl(engine, probed, min(gpus), registry)
+                if fields is None:
+                    status["collectives"] = why or "not run"
+                else:
+                    collectives = {"all_reduce": fields}
         except KeyboardInterrupt:
             interrupted = True
             registry.kill_all()
+        if interrupted:
+            _mark_unmeasured(rounds, measured, tools, registry.why)
+            if status["collectives"] == cfacts.RUN and collectives is None:
+                why = f"interrupted ({registry.why}) before measurement"
+                collectives = {"all_reduce": {"busbw_per_gpu": error_value(why)}}
     doc = cfacts.build(
         hosts,
         docs,
@@ -347,6 +473,8 @@ def _collect(
         collectives=collectives,
         probe_seconds={h: r.seconds for h, r in results.items()},
         transport=engine.name,
+        measure_status=status,
+        measured=measure,
     )
     return {
         "hosts": hosts,
@@ -358,29 +486,180 @@ def _collect(
     }
 
 
+def error_value(reason: str) -> dict[str, Any]:
+    from validator.facts.document import error
+
+    return error(reason)
+
+
+def _gpu_counts(probed: list[str], docs: dict[str, Any]) -> list[int]:
+    from validator.cluster import facts as cfacts
+
+    out = []
+    for h in probed:
+        v = cfacts.host_fields(docs[h])["gpu_count"].get("value")
+        out.append(v if isinstance(v, int) and not isinstance(v, bool) else 0)
+    return out
+
+
+def _measure_status(
+    tools: tuple[str, ...], tools_given: bool, probed: list[str], docs: dict[str, Any]
+) -> dict[str, str]:
+    """``run`` or why not, per measurement: the rules skip with this reason."""
+    from validator.cluster.facts import RUN
+
+    asked = f"not requested (--measure-tools {','.join(tools)})"
+    status = {
+        "throughput": RUN if {"iperf3", "ib_write_bw"} & set(tools) else asked,
+        "latency": RUN if "ping" in tools else asked,
+    }
+    if "nccl" not in tools:
+        status["collectives"] = asked
+    elif len(probed) < 2:
+        status["collectives"] = "not run: fewer than two hosts probed"
+    else:
+        no_gpu = [h for h, n in zip(probed, _gpu_counts(probed, docs), strict=True) if n <= 0]
+        if no_gpu:
+            more = f" (+{len(no_gpu) - 5} more)" if len(no_gpu) > 5 else ""
+            verb = "has" if len(no_gpu) == 1 else "have"
+            status["collectives"] = (
+                f"not run: {', '.join(no_gpu[:5])}{more} {verb} no GPUs (or none counted)"
+            )
+        else:
+            status["collectives"] = RUN
+    del tools_given  # the default tools include nccl: only an explicit list leaves it out
+    return status
+
+
+def _mark_unmeasured(
+    rounds: list[Any],
+    measured: dict[tuple[str, str], dict[str, Any]] | None,
+    tools: tuple[str, ...],
+    why: str,
+) -> None:
+    """Planned pairs that an interruption left unmeasured are errors, never absent: an
+    empty collection would read as "nothing to measure" (unknown is never pass)."""
+    from validator.facts.document import value
+
+    if measured is None:
+        return
+    reason = error_value(f"interrupted ({why}) before measurement")
+    for rnd in rounds:
+        for a, b in rnd:
+            if (a, b) in measured:
+                continue
+            fields: dict[str, Any] = {
+                "direction": value(f"{a}->{b}"),
+                "sender": value(a),
+                "receiver": value(b),
+            }
+            if {"iperf3", "ib_write_bw"} & set(tools):
+                fields["throughput"] = dict(reason)
+            if "ping" in tools:
+                fields["latency"] = dict(reason)
+            measured[(a, b)] = fields
+
+
 def _report(
     built: Any, opts: Any, state: dict[str, Any], transport: str, save_facts: Path | None
 ) -> None:
+    """Evaluate and render first, then save the facts: a facts directory that fails late
+    must not cost the result."""
     from validator.cli.common import exit_code, render
 
     hosts, docs = state["hosts"], state["docs"]
     node_docs = [docs[h] for h in hosts if h in docs]
-    if save_facts is not None:
-        _save_facts(save_facts, node_docs, state["cluster"])
     report = evaluate_documents(
         "cluster",
         built,
         opts,
         [*node_docs, state["cluster"]],
-        [f"{transport}:{d['subject']['name']}" for d in node_docs] + ["cluster"],
+        [f"{transport}:{d['subject']['name']}" for d in node_docs]
+        + [state.get("cluster_label", "cluster")],
         extra={"fleet": state["fleet"]},
     )
     report = _per_host(report, state["failures"], transport)
     render(report, opts.format, opts.output)
+    if save_facts is not None:
+        try:
+            _save_facts(save_facts, node_docs, state["cluster"])
+        except OSError as exc:
+            click.echo(
+                f"spec-check: error: {save_facts}: cannot save the facts: {exc.strerror or exc} "
+                "(the result was written)",
+                err=True,
+            )
+            sys.exit(2)
     if state["interrupted"]:
         click.echo("spec-check: error: interrupted; the result written is partial", err=True)
         sys.exit(2)
     sys.exit(exit_code(report, opts.fail_on))
+
+
+def _replay(built: Any, opts: Any, path: Path, cluster_name: str) -> None:
+    """``--facts``: evaluate saved node and cluster facts, as a live run would have."""
+    from validator import __version__
+    from validator.cluster import facts as cfacts
+    from validator.errors import SpecCheckError
+    from validator.facts import document
+
+    files = sorted(p for p in path.iterdir() if p.suffix == ".json") if path.is_dir() else [path]
+    if not files:
+        raise SpecCheckError("no *.json facts files in this directory", file=str(path))
+    nodes: dict[str, dict[str, Any]] = {}
+    cluster_doc: dict[str, Any] | None = None
+    for f in files:
+        doc = document.load(f)
+        kind = doc["subject"]["kind"]
+        if kind == "cluster":
+            if cluster_doc is not None:
+                raise SpecCheckError("a second cluster facts document", file=str(f))
+            cluster_doc = doc
+        elif kind == "node":
+            name = doc["subject"]["name"]
+            if name in nodes:
+                raise SpecCheckError(
+                    f'a second node facts document for host "{name}"', file=str(f)
+                )
+            nodes[name] = doc
+        else:
+            raise SpecCheckError(f'a "{kind}" facts document, expected node or cluster', file=str(f))
+    failures: dict[str, str] = {}
+    if cluster_doc is not None:
+        probes = cluster_doc["facts"].get("cluster.probes") or {}
+        members = probes.get("items") or []
+        hosts = [m["id"] for m in members]
+        for m in members:
+            st = m["fields"].get("status") or {}
+            if "error" in st:
+                failures[m["id"]] = st["error"]
+        hosts += [h for h in nodes if h not in hosts]
+    else:
+        hosts = list(nodes)
+        _check_cluster_name(cluster_name, hosts)
+        cluster_doc = cfacts.build(
+            hosts,
+            nodes,
+            {},
+            name=cluster_name,
+            tool_version=__version__,
+            collected_at=now_utc(),
+            transport="replay",
+        )
+    pair_items = (cluster_doc["facts"].get("cluster.pairs") or {}).get("items")
+    pairs = (
+        {(m["id"], ""): m["fields"] for m in pair_items} if isinstance(pair_items, list) else None
+    )
+    state = {
+        "hosts": hosts,
+        "docs": nodes,
+        "failures": failures,
+        "cluster": cluster_doc,
+        "cluster_label": f"replay:{path}",
+        "interrupted": False,
+        "fleet": cfacts.fleet_summary(hosts, failures, pairs),
+    }
+    _report(built, opts, state, "replay", None)
 
 
 def _per_host(report: Any, failures: dict[str, str], transport: str) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 from validator.facts.document import Document, error, item, items, new_document, value
 
 NONE = "none"
+RUN = "run"  # the value of cluster.*_status when that measurement was taken
 
 
 def _scalar(facts: Mapping[str, Any], name: str) -> dict[str, Any] | None:
@@ -139,8 +140,15 @@ def build(
     collectives: Mapping[str, dict[str, Any]] | None = None,
     probe_seconds: Mapping[str, float] | None = None,
     transport: str = "",
+    measure_status: Mapping[str, str] | None = None,
+    measured: bool | None = None,
 ) -> Document:
-    """The cluster facts document; ``documents`` are already re-keyed by address."""
+    """The cluster facts document; ``documents`` are already re-keyed by address.
+
+    ``measure_status``: for "throughput", "latency" and "collectives", ``RUN`` or why that
+    measurement was not taken ("not requested (--measure-tools ping)", "not run: b has no
+    GPUs"); the rules skip with that reason instead of reporting a missing number.
+    """
     probe_seconds = probe_seconds or {}
     probes, hosts = [], []
     gpu_hosts = 0
@@ -163,10 +171,12 @@ def build(
         "cluster.gpu_host_count": value(gpu_hosts),
         "cluster.probes": items(probes, source=transport or None),
         "cluster.hosts": items(hosts),
-        "cluster.measured": value(pairs is not None),
+        "cluster.measured": value(pairs is not None if measured is None else measured),
     }
     if pairs is not None:
         facts["cluster.pairs"] = items([item(f"{a}->{b}", f) for (a, b), f in pairs.items()])
+    for what, status in (measure_status or {}).items():
+        facts[f"cluster.{what}_status"] = value(status)
     if collectives is not None:
         facts["cluster.collectives"] = items([item(k, f) for k, f in collectives.items()])
     return new_document(

@@ -43,6 +43,7 @@ def probe_command(remote_command: str, remote_timeout: float | None = None) -> s
 
 def parse_probe(host: str, out: proc.Outcome, timeout: float, via: str) -> HostResult:
     """A node document from the probe's stdout, or the reason there is none."""
+    from validator.cluster.measure.parsers import json_object
     from validator.errors import FactsFileError
     from validator.facts import document
 
@@ -73,7 +74,8 @@ def parse_probe(host: str, out: proc.Outcome, timeout: float, via: str) -> HostR
     if not text:
         return HostResult(host, None, "the probe printed nothing", out.seconds)
     try:
-        doc = json.loads(text)
+        # a login banner or motd may come before the document: find the facts object
+        doc = json_object(text, accept=lambda o: "schema" in o and "facts" in o)
         document.validate(doc, host)
     except json.JSONDecodeError as exc:
         return HostResult(
@@ -108,7 +110,9 @@ def probe_host(
     out = proc.run(transport.argv(host, probe_command(remote_command, bound)), timeout, registry)
     result = parse_probe(host, out, timeout, transport.name)
     if result.error and registry is not None and registry.closed:
-        return HostResult(host, None, "interrupted (Ctrl-C) before this host finished", out.seconds)
+        return HostResult(
+            host, None, f"interrupted ({registry.why}) before this host finished", out.seconds
+        )
     return result
 
 
@@ -174,7 +178,7 @@ def run_all(
                     results[host] = f.result(timeout=max(0.0, deadline - time.monotonic()))
     for host in hosts:
         if host not in results:
-            results[host] = on_missing(host, "interrupted (Ctrl-C) before this host finished")
+            results[host] = on_missing(host, f"interrupted ({registry.why}) before this host finished")
     return {h: results[h] for h in hosts}, interrupted
 
 

@@ -8,12 +8,13 @@ be written the way Slurm users write them; duplicates are dropped, first one win
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 
 from validator.errors import SpecCheckError
 
 MAX_HOSTS = 100_000
+MAX_HOST_FILE = 16 * 1024 * 1024  # bytes: 100,000 host names fit many times over
 _RANGE = re.compile(r"\[([^\[\]]*)\]")
 
 
@@ -65,8 +66,24 @@ def _split_list(text: str) -> list[str]:
 
 
 def _from_file(path: str) -> list[str]:
+    """A regular file of at most MAX_HOST_FILE bytes (``@/dev/zero`` must not read forever)."""
+    import stat
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise SpecCheckError("host file is not a regular file", file=path)
+        if st.st_size > MAX_HOST_FILE:
+            raise SpecCheckError(
+                f"host file is larger than {MAX_HOST_FILE // (1024 * 1024)} MiB", file=path
+            )
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_HOST_FILE + 1)
+        if len(raw) > MAX_HOST_FILE:  # grew since stat
+            raise SpecCheckError(
+                f"host file is larger than {MAX_HOST_FILE // (1024 * 1024)} MiB", file=path
+            )
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise SpecCheckError(f"cannot read host file: {reason}", file=path) from None

@@ -38,12 +38,16 @@ class Outcome:
 
 
 class Registry:
-    """The children alive now, so that Ctrl-C can end them all."""
+    """The children alive now, so that Ctrl-C (or SIGTERM, SIGHUP) can end them all.
+
+    ``why`` names what ended the run ("Ctrl-C", "SIGTERM"), for the hosts' error messages.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen[bytes]] = set()
         self.closed = False
+        self.why = "Ctrl-C"
 
     def add(self, p: subprocess.Popen[bytes]) -> None:
         with self._lock:
@@ -149,6 +153,12 @@ def run(argv: Sequence[str], timeout: float, registry: Registry | None = None) -
                 kill(p)
                 late = True
         rc: int | None = None if late else p.returncode
+    except BaseException:
+        # Ctrl-C / SIGTERM reach the thread running this (the main one, for nccl-tests):
+        # end the child before it leaves the registry, or kill_all() would miss it and
+        # leave mpirun/srun running in its own session
+        kill(p, grace=0.5)
+        raise
     finally:
         for f in (p.stdout, p.stderr):
             if f is not None:

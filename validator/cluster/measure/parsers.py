@@ -23,12 +23,44 @@ class MeasureError(Exception):
     """A measurement that gave no number, with the reason."""
 
 
+_LINE_START_BRACE = re.compile(r"(?m)^[ \t\r]*\{")
+
+
+def json_object(text: str, accept: Any = None) -> dict[str, Any]:
+    """The JSON object in ``text``, tolerating noise around it.
+
+    Over ssh a login banner or motd can precede a command's output, and over a
+    pseudo-terminal stderr lines can surround it. The whole text is tried first, then a
+    decoder from every line that starts with ``{`` (first to last); the first object that
+    ``accept(obj)`` takes (any object without ``accept``) and that is followed only by
+    whitespace or noise wins. Raises ``json.JSONDecodeError`` from the whole-text attempt
+    when nothing parses, so the caller's message names the real problem.
+    """
+    try:
+        data = json.loads(text)
+        if isinstance(data, dict) and (accept is None or accept(data)):
+            return data
+        first_error: json.JSONDecodeError | None = None
+    except json.JSONDecodeError as exc:
+        first_error = exc
+    decoder = json.JSONDecoder()
+    for m in _LINE_START_BRACE.finditer(text):
+        try:
+            obj, _end = decoder.raw_decode(text, m.end() - 1)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and (accept is None or accept(obj)):
+            return obj
+    if first_error is not None:
+        raise first_error
+    raise json.JSONDecodeError("no JSON object found", text, 0)
+
+
 def iperf3_bits_per_second(text: str) -> float:
     """Delivered TCP throughput in bit/s from ``iperf3 -c ... -J`` output."""
-    # over a pseudo-terminal stderr lines may surround the JSON: parse the outermost object
-    lo, hi = text.find("{"), text.rfind("}")
+    # over a pseudo-terminal stderr lines may surround the JSON
     try:
-        data = json.loads(text[lo : hi + 1] if 0 <= lo < hi else text)
+        data = json_object(text)
     except json.JSONDecodeError:
         first = text.strip().splitlines()[:1]
         raise MeasureError(
@@ -49,7 +81,7 @@ def iperf3_bits_per_second(text: str) -> float:
 def iperf3_mean_rtt_us(text: str) -> float | None:
     """The sender's mean TCP RTT (us, Linux only), a by-product kept as evidence."""
     try:
-        streams = json.loads(text)["end"]["streams"]
+        streams = json_object(text)["end"]["streams"]
         rtts = [s["sender"]["mean_rtt"] for s in streams if "mean_rtt" in s.get("sender", {})]
     except (ValueError, KeyError, TypeError):
         return None

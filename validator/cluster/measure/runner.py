@@ -45,6 +45,7 @@ class MeasureOptions:
     ping_count: int = 5
     timeout: float = 60.0  # per tool invocation, on top of its own duration
     rdma: dict[str, str] = field(default_factory=dict)  # host -> "mlx5_0:1" (ACTIVE port)
+    parallel: int = 32  # pairs measured at once (--parallel): each pair holds pipes and fds
 
 
 def _wait_for(p: Any, marker: bytes, deadline: float) -> bytes:
@@ -161,14 +162,15 @@ def measure_iperf3(
 def measure_ib_write_bw(
     transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
 ) -> dict[str, Any]:
-    dev_a, _, port_a = opts.rdma[a].partition(":")
-    dev_b, _, port_b = opts.rdma[b].partition(":")
+    # device and port names come from the hosts' own facts: quoted, never trusted as shell
+    dev_a, _, port_a = (shlex.quote(x) for x in opts.rdma[a].partition(":"))
+    dev_b, _, port_b = (shlex.quote(x) for x in opts.rdma[b].partition(":"))
+    port_a = port_a if port_a != "''" else "1"
+    port_b = port_b if port_b != "''" else "1"
     life = opts.seconds + opts.timeout
     common = f"--report_gbits -F -D {opts.seconds} -p {opts.port + 1000}"
-    server_cmd = f"exec timeout {life:.0f} ib_write_bw -d {dev_b} -i {port_b or 1} {common}"
-    client_cmd = (
-        f"ib_write_bw -d {dev_a} -i {port_a or 1} {common} {shlex.quote(transport.address(b))}"
-    )
+    server_cmd = f"exec timeout {life:.0f} ib_write_bw -d {dev_b} -i {port_b} {common}"
+    client_cmd = f"ib_write_bw -d {dev_a} -i {port_a} {common} {shlex.quote(transport.address(b))}"
     out = _with_server(
         transport,
         b,
@@ -219,6 +221,10 @@ def measure_pair(
     if primary in fields:
         fields["throughput"] = fields[primary]
         fields["tool"] = value("ib_write_bw" if use_rdma else "iperf3")
+    elif "ib_write_bw" in tools:  # asked for RDMA only, and this pair has no RDMA port
+        fields["throughput"] = error(
+            "no ACTIVE RDMA port on both hosts for ib_write_bw, and iperf3 was not requested"
+        )
     return fields
 
 
@@ -240,7 +246,11 @@ def run_rounds(
     for rnd in rounds:
         if registry.closed:
             break
-        ex = ThreadPoolExecutor(max_workers=max(1, len(rnd)), thread_name_prefix="spec-check-pair")
+        # at most opts.parallel pairs in flight: a round of 600 pairs must not open 600
+        # pairs' worth of pipes at once ("Too many open files")
+        ex = ThreadPoolExecutor(
+            max_workers=max(1, min(opts.parallel, len(rnd))), thread_name_prefix="spec-check-pair"
+        )
         futures = {ex.submit(measure_pair, transport, p, opts, registry, tools): p for p in rnd}
         try:
             pending = set(futures)
@@ -282,30 +292,67 @@ def nccl_command(
     return f"mpirun --host {spec} -np {len(hosts) * gpus_per_host} {test}"
 
 
+NOT_FOUND = 127  # the shell's "command not found"
+
+
+def nccl_preflight(transport: str) -> str:
+    """Shell that exits 127 naming the missing program: nccl-tests that are not installed
+    are a skip with that reason, not a failed measurement."""
+    launcher = "srun" if transport == "slurm" else "mpirun"
+    checks = [launcher] if transport == "slurm" else [launcher, "all_reduce_perf"]
+    return "".join(
+        f"command -v {p} >/dev/null 2>&1 || {{ echo 'spec-check: {p} not found on PATH' >&2; "
+        f"exit {NOT_FOUND}; }}; "
+        for p in checks
+    )
+
+
 def run_nccl(
     transport: Transport,
     hosts: Sequence[str],
     gpus_per_host: int,
     registry: proc.Registry,
     timeout: float = 600,
-) -> dict[str, Any]:
-    """Fields of a ``cluster.collectives`` item: bus bandwidth at the large size."""
+) -> tuple[dict[str, Any] | None, str | None]:
+    """(fields of the ``cluster.collectives`` "all_reduce" item, None), or (None, why it
+    could not run) when the launcher or all_reduce_perf is missing.
+
+    ``busbw`` is the fleet's all_reduce bus bandwidth at the one large size (GB/s x 8, in
+    Gb/s); ``busbw_per_gpu`` divides it by the GPUs of one node: with one NIC per GPU,
+    a cross-node ring all_reduce is bounded by the sum of a node's NICs (nccl-tests:
+    "46-48 GB/s per NIC" at NDR 400G), so per GPU it is comparable with one port's rate.
+    """
     cmd = nccl_command([transport.address(h) for h in hosts], gpus_per_host, transport.name)
+    script = nccl_preflight(transport.name) + cmd
     argv = (
-        ["/bin/sh", "-c", cmd]
+        ["/bin/sh", "-c", script]
         if transport.name == "slurm"
-        else transport.argv(hosts[0], cmd, tty=True)
+        else transport.argv(hosts[0], script, tty=True)
     )
     out = proc.run(argv, timeout, registry)
+    if out.rc == NOT_FOUND:
+        text = (out.stderr + "\n" + out.stdout).strip().splitlines()
+        missing = [ln for ln in text if "not found" in ln]
+        where = "" if transport.name == "slurm" else f" on {hosts[0]}"
+        why = (missing[-1].replace("spec-check: ", "") if missing else "not found") + where
+        return None, f"not run: {why.strip()}"
     try:
         if out.timed_out:
             raise parsers.MeasureError(f"all_reduce_perf timed out after {timeout:g} s")
         r = parsers.nccl_busbw(out.stdout)
     except parsers.MeasureError as exc:
-        return {"busbw": error(str(exc), source=cmd), "tool": value("nccl-tests")}
+        return {"busbw": error(str(exc), source=cmd), "busbw_per_gpu": error(str(exc), source=cmd),
+                "tool": value("nccl-tests")}, None
+    total = r["busbw_gbs"] * 8
     return {
-        "busbw": value(round(r["busbw_gbs"] * 8, 3), unit="Gb/s", source=cmd),
+        "busbw": value(round(total, 3), unit="Gb/s", source=cmd),
+        "busbw_per_gpu": value(
+            round(total / gpus_per_host, 3),
+            unit="Gb/s",
+            source=f"{cmd} (busbw x 8 / {gpus_per_host} GPUs per node)",
+        ),
+        "gpus_per_host": value(gpus_per_host),
         "size": value(r["size"], unit="B"),
         "tool": value("nccl-tests all_reduce_perf"),
         "hosts": value(len(hosts)),
-    }
+    }, None
