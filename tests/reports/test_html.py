@@ -37,7 +37,7 @@ def render(report=None) -> str:
 class Outline(HTMLParser):
     """Collects tags (with attributes), checks nesting of tables, and the text."""
 
-    VOID = frozenset({"meta", "br", "img", "input", "link", "hr", "line", "rect", "path"})
+    VOID = frozenset({"meta", "br", "img", "input", "link", "hr", "line", "rect", "path", "col"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

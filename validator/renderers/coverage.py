@@ -70,11 +70,33 @@ def subject_names(report: Report) -> list[str]:
     return names
 
 
+def cluster_names(report: Report) -> set[str]:
+    return {s.name for s in report.subjects if s.kind == "cluster"}
+
+
+def pair_ends(f: Finding, known: set[str]) -> list[str]:
+    """The hosts a cluster finding about a measured pair ``a->b`` concerns (known subjects
+    other than the finding's own), so a host with a failing link does not show NET-01 pass."""
+    m = PAIR.match(f.item or "")
+    if not m:
+        return []
+    return [end for end in dict.fromkeys((m["a"], m["b"])) if end in known and end != f.subject]
+
+
 def matrix(report: Report) -> dict[tuple[str, str], Cell]:
-    """(subject, requirement) -> Cell, for every pair that has findings."""
+    """(subject, requirement) -> Cell, for every pair that has findings.
+
+    A cluster finding about a measured pair (item ``a->b``) counts in its own (cluster)
+    cell *and* in the cells of both hosts it connects: the verdict is about their link.
+    """
     groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    known = set(subject_names(report))
+    clusters = cluster_names(report)
     for f in report.findings:
         groups[(f.subject, f.requirement)].append(f)
+        if f.item and (not clusters or f.subject in clusters):
+            for end in pair_ends(f, known):
+                groups[(end, f.requirement)].append(f)
     return {k: Cell(outcome(v), summarize(v).conformant, tuple(v)) for k, v in groups.items()}
 
 
@@ -95,6 +117,7 @@ class Measurement:
     b: str
     gbps: float
     status: str  # the finding's status, or "" for a bare measurement
+    waived: bool = False  # the finding is under an active waiver
 
 
 def _to_gbps(value: Any, unit: str | None) -> float | None:
@@ -116,7 +139,7 @@ def bandwidth(report: Report) -> list[Measurement]:
             continue
         gbps = _to_gbps(f.value, f.unit)
         if gbps is not None:
-            out[(m["a"], m["b"])] = Measurement(m["a"], m["b"], gbps, f.status.value)
+            out[(m["a"], m["b"])] = Measurement(m["a"], m["b"], gbps, f.status.value, waived(f))
     extra = report.extra.get("measurements") if isinstance(report.extra, dict) else None
     rows = extra if isinstance(extra, list) else []
     if isinstance(extra, dict):
@@ -139,18 +162,54 @@ def bandwidth(report: Report) -> list[Measurement]:
     return sorted(out.values(), key=lambda m: (m.a, m.b))
 
 
+def _rate_gbps(raw: Any) -> float | None:
+    m = re.match(r"^\s*([0-9.]+)\s*(\S+)\s*$", str(raw if raw is not None else ""))
+    if not m:
+        return None
+    try:
+        return _to_gbps(float(m.group(1)), m.group(2)) or None
+    except ValueError:
+        return None
+
+
 def threshold_gbps(report: Report) -> float:
-    """The 400 Gb/s line, or the run's fabric_port_rate parameter if it was changed."""
-    raw = str(report.parameters.get("fabric_port_rate", {}).get("value", ""))
-    m = re.match(r"^\s*([0-9.]+)\s*(\S+)\s*$", raw)
-    if m:
-        try:
-            got = _to_gbps(float(m.group(1)), m.group(2))
-        except ValueError:
-            got = None
-        if got:
+    """The run's port-rate threshold (its fabric_port_rate), else the spec's default."""
+    got = _rate_gbps(report.parameters.get("fabric_port_rate", {}).get("value"))
+    return got if got is not None else spec_line_gbps(report)
+
+
+def spec_line_gbps(report: Report) -> float:
+    """The spec's own line (fabric_port_rate's default in the spec version of the run),
+    whatever the run overrode: 400 Gb/s in v1.0. Falls back to 400 when the spec version
+    is not installed here (a result from a newer tool)."""
+    p = report.parameters.get("fabric_port_rate", {})
+    if p.get("origin") == "default":
+        got = _rate_gbps(p.get("value"))
+        if got is not None:
             return got
-    return 400.0
+    try:
+        from validator.spec import load_spec
+
+        param = load_spec(report.spec_version).parameters.get("fabric_port_rate")
+        got = _rate_gbps(param.default if param is not None else None)
+    except Exception:  # any failure to find the spec means: use v1.0's figure
+        got = None
+    return got if got is not None else 400.0
+
+
+def non_default(report: Report) -> dict[str, dict[str, Any]]:
+    """The parameters this run changed from the spec's defaults (profile or --set)."""
+    return {k: v for k, v in sorted(report.parameters.items()) if v.get("origin") != "default"}
+
+
+def profile_note(report: Report) -> str:
+    """``""`` under spec defaults; else ``under a non-default profile (k = v (origin); ...)``,
+    so a verdict reached under relaxed thresholds never reads as plain conformance."""
+    changed = non_default(report)
+    if not changed and not report.profile:
+        return ""
+    what = "; ".join(f"{k} = {v.get('value')} ({v.get('origin')})" for k, v in changed.items())
+    return f"under a non-default profile ({what or report.profile})"
 
 
 def pass_line_gbps(report: Report) -> float | None:
@@ -162,3 +221,42 @@ def pass_line_gbps(report: Report) -> float | None:
     except ValueError:
         return None
     return threshold_gbps(report) * eff if 0 < eff <= 1 else None
+
+
+def fleet_summary(report: Report) -> list[str]:
+    """``result.extra.fleet`` (hosts probed and failed, pairs measured, min/max throughput)
+    as short sentences, shared by the HTML, Markdown and terminal renderers; ``[]`` when
+    the run was not a fleet run."""
+    fleet = report.extra.get("fleet") if isinstance(report.extra, dict) else None
+    if not isinstance(fleet, dict):
+        return []
+    out = []
+    failed = fleet.get("failed") or {}
+    n_failed = len(failed) if isinstance(failed, (dict, list)) else failed
+    hosts = fleet.get("hosts", "?")
+    line = f"{fleet.get('probed', '?')} of {hosts} hosts probed, {n_failed} could not be probed"
+    if isinstance(failed, dict) and failed:
+        line += " (" + "; ".join(f"{h}: {why}" for h, why in sorted(failed.items())[:10])
+        line += ", ..." if len(failed) > 10 else ""
+        line += ")"
+    if fleet.get("interrupted"):
+        line += "; the run was interrupted"
+    out.append(line)
+    pairs = fleet.get("pairs")
+    if isinstance(pairs, dict) and pairs.get("measured"):
+        lo, hi = pairs.get("throughput_min_gbps"), pairs.get("throughput_max_gbps")
+        text = f"{pairs['measured']} pairs measured in {pairs.get('rounds', '?')} rounds"
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+            text += f", throughput {lo:g} to {hi:g} Gb/s"
+        out.append(text)
+    return out
+
+
+def problem_counts(report: Report) -> tuple[int, int]:
+    """(failing, waived): the fails that count against the verdict, and the fails, warns
+    and errors under an active waiver (which do not)."""
+    failing = sum(1 for f in report.findings if f.status is Status.FAIL and not waived(f))
+    n_waived = sum(
+        1 for f in report.findings if waived(f) and f.status in (Status.FAIL, Status.WARN, Status.ERROR)
+    )
+    return failing, n_waived

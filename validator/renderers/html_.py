@@ -98,13 +98,18 @@ class HtmlRenderer:
         write(
             f'<div class="verdict {"ok" if s.conformant else "bad"}" role="status"><strong>{verdict}</strong>'
         )
-        n_waived = sum(1 for f in report.findings if cov.waived(f))
+        failing, n_waived = cov.problem_counts(report)
+        note = cov.profile_note(report)
         write(
-            f"<span>to spec v{_e(report.spec_version)} · {_e(what)} · {s.counts['fail']} failed, "
-            f"{s.counts['error']} could not be checked"
-            + (f" · {n_waived} waived" if n_waived else "")
+            f"<span>to spec v{_e(report.spec_version)}{' ' + _e(note) if note else ''} · {_e(what)} · "
+            f"{failing} failing"
+            + (f" ({n_waived} waived)" if n_waived else "")
+            + f", {s.counts['error']} could not be checked"
             + "</span></div>\n"
         )
+        fleet = cov.fleet_summary(report)
+        if fleet:
+            write(f'<p class="fleet-summary"><strong>Fleet:</strong> {_e("; ".join(fleet))}.</p>\n')
         write('<div class="counts">')
         for st in STATUS_ORDER:
             write(f'<div class="count">{badge(st.value)}<b>{s.counts[st.value]}</b></div>')
@@ -131,17 +136,15 @@ class HtmlRenderer:
             write(f"<dt>Selection</dt><dd>{_e('; '.join(sel))}</dd>")
         write("</dl>\n</header>\n")
         write('<section><h2 id="subjects">Subjects</h2>\n')
-        write(
-            _head(
-                "Subjects checked",
-                "Subject",
-                "Kind",
-                "Facts digest",
-                "Collected",
-                "Source",
-                "Outcome",
-            )
+        head = _head(
+            "Subjects checked", "Subject", "Kind", "Facts digest", "Collected", "Source", "Outcome",
+            cls="subjects",
         )
+        cols = (
+            '<colgroup><col class="name"><col class="kind"><col class="digest"><col class="when">'
+            '<col class="source"><col class="outcome"></colgroup>'
+        )
+        write(head.replace("<thead>", cols + "<thead>", 1))
         groups = by_subject(report)
         for sub in report.subjects:
             mine = groups.get(sub.name, [])
@@ -204,43 +207,55 @@ class HtmlRenderer:
 
     def _fleet(self, report: Report, write: Write) -> None:
         nodes = [s.name for s in report.subjects if s.kind == "node"]
+        clusters = [s.name for s in report.subjects if s.kind == "cluster"]
         measured = cov.bandwidth(report)
         if len(nodes) < 2 and not measured:
             return
         write('<section><h2 id="fleet">Fleet</h2>\n')
         if len(nodes) >= 2:
             cells = cov.matrix(report)
-            reqs = [r for r in cov.requirement_ids(report) if any((n, r) in cells for n in nodes)]
-            caption = "Host by requirement (worst outcome of each host's findings)"
+            rows = nodes + clusters
+            reqs = [r for r in cov.requirement_ids(report) if any((n, r) in cells for n in rows)]
+            caption = (
+                "Host by requirement (worst outcome of each host's findings, including the "
+                "measured pairs it is an end of; the cluster row holds the fleet-level findings)"
+            )
             write(_head(caption, "Host", *reqs, cls="matrix"))
-            for n in nodes:
+            for n in rows:
                 row = "".join(
                     f"<td>{badge(cells[(n, r)].outcome if (n, r) in cells else 'none')}</td>"
                     for r in reqs
                 )
+                kind = ' <span class="muted small">(cluster)</span>' if n in clusters else ""
                 write(
-                    f'<tr><th scope="row"><a href="#{_anchor("s", n)}">{_e(n)}</a></th>{row}</tr>\n'
+                    f'<tr><th scope="row"><a href="#{_anchor("s", n)}">{_e(n)}</a>{kind}</th>'
+                    f"{row}</tr>\n"
                 )
             write("</tbody></table>\n")
         if measured:
             line, passing = cov.threshold_gbps(report), cov.pass_line_gbps(report)
+            spec_line = cov.spec_line_gbps(report)
             failed = sum(
                 1
                 for m in measured
                 if (m.status in ("fail", "error") if m.status else m.gbps < (passing or line))
             )
             rule = f"pass at ≥ {passing:g} Gb/s, the rate × measured efficiency" if passing else ""  # noqa: RUF001
+            n_waived = sum(1 for m in measured if m.waived and m.status in ("fail", "error", "warn"))
+            run_line = f"; this run's threshold is {line:g} Gb/s" if line != spec_line else ""
             write(
-                f"<figure>{bandwidth_svg(measured, line, passing)}<figcaption>Measured pairwise "
-                f"bandwidth against the {line:g} Gb/s line: {len(measured)} pairs, {failed} failing"
-                f"{'; ' + rule if rule else ''}.</figcaption></figure>\n"
+                f"<figure>{bandwidth_svg(measured, line, passing, spec_line)}<figcaption>Measured "
+                f"pairwise bandwidth against the spec's {spec_line:g} Gb/s line{run_line}: "
+                f"{len(measured)} pairs, {failed} failing"
+                + (f" ({n_waived} waived)" if n_waived else "")
+                + f"{'; ' + rule if rule else ''}.</figcaption></figure>\n"
             )
             write("<details><summary>Measurements as a table</summary>")
             write(_head("Pairwise bandwidth", "From", "To", "Gb/s", "Status"))
             for m in measured:
                 write(
                     f'<tr><th scope="row">{_e(m.a)}</th><td>{_e(m.b)}</td><td>{m.gbps:.1f}</td>'
-                    f"<td>{badge(m.status or 'none')}</td></tr>\n"
+                    f"<td>{badge(m.status or 'none')}{' ' + badge('waived') if m.waived else ''}</td></tr>\n"
                 )
             write("</tbody></table></details>\n")
         write("</section>\n")
