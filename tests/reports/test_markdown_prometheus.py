@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from validator.model import Status
+
 from tests.reports.conftest import HOSTILE, check_golden, make_report
 from validator.renderers import available, get_renderer
 from validator.renderers.markdown import cell
@@ -107,8 +109,9 @@ def test_prometheus_parses_and_has_the_gauges():
         (lab["subject"], lab["requirement"]): (lab["level"], v)
         for lab, v in fams["spec_check_requirement_conformant"]
     }
-    assert req[("n1", "NET-01")] == ("MUST", 1.0)
-    assert req[("n2", "NET-01")] == ("MUST", 1.0)  # failed, but under an active waiver
+    # the fleet's measured pair n2->n1 failed (196 Gb/s): both its ends fail NET-01
+    assert req[("n1", "NET-01")] == ("MUST", 0.0)
+    assert req[("n2", "NET-01")] == ("MUST", 0.0)
     assert req[("n2", "MEM-01")] == ("MUST", 0.0)  # expired waiver, and a MUST error
     assert req[("n1", "PLAT-03")] == ("SHOULD", 1.0)  # a warn does not break conformance
     assert req[("fleet", "NET-01")] == ("MUST", 0.0)
@@ -130,3 +133,81 @@ def test_prometheus_escapes_label_values(name):
     fams = parse_exposition(render("prometheus", r))
     subjects = {lab["subject"] for lab, _ in fams["spec_check_subject_conformant"]}
     assert name in subjects
+
+
+def test_pair_findings_count_for_both_hosts_and_waived_ports_do_not():
+    from dataclasses import replace
+
+    r = make_report()
+    # drop the failing pair: n2's own port failure is waived, so n2 is conformant on NET-01
+    findings = tuple(f for f in r.findings if f.item != "n2->n1")
+    fams = parse_exposition(render("prometheus", r.with_findings(findings)))
+    req = {(lab["subject"], lab["requirement"]): v for lab, v in fams["spec_check_requirement_conformant"]}
+    assert req[("n1", "NET-01")] == 1.0 and req[("n2", "NET-01")] == 1.0
+    subj = {lab["subject"]: v for lab, v in fams["spec_check_subject_conformant"]}
+    assert subj["fleet"] == 1.0
+    # a cluster-only requirement (PLAT-02) appears on the cluster's row only
+    extra = replace(r.findings[0], rule="PLAT-02.mixed-drivers", requirement="PLAT-02",
+                    subject="fleet", item=None, status=Status.FAIL)
+    fams = parse_exposition(render("prometheus", r.with_findings((*findings, extra))))
+    req = {(lab["subject"], lab["requirement"]): v for lab, v in fams["spec_check_requirement_conformant"]}
+    assert req[("fleet", "PLAT-02")] == 0.0 and ("n1", "PLAT-02") not in req
+
+
+def _many(n_hosts: int = 240):
+    """A fleet whose problems are far over a PR comment's 65,536 characters."""
+    from dataclasses import replace
+
+    base = make_report()
+    port = next(f for f in base.findings if f.status is Status.FAIL and f.item == "mlx5_0:1")
+    findings = tuple(
+        replace(port, subject=f"gpu-node-{h:04d}.cluster.example.com", item=f"mlx5_{p}:1", waiver=None,
+                message="port rate below the fabric_port_rate parameter " * 2)
+        for h in range(n_hosts)
+        for p in range(9)
+    )
+    return base.with_findings(findings)
+
+
+def test_markdown_is_capped_and_says_what_it_left_out():
+    r = _many()
+    text = render("markdown", r)
+    assert len(text) <= 60_000
+    assert "Shortened to fit a comment" in text and "folded by rule" in text
+    folded = re.search(r"\| ❌ fail \| `NET-01.fabric-port-slow` \| (\d+) \| (\d+) \|", text)
+    shown = text.count("| ❌ fail | `NET-01.fabric-port-slow` | gpu-node-")
+    assert folded and shown + int(folded[1]) == len(r.findings)
+    small = render("markdown")
+    assert "Shortened" not in small
+
+
+def test_markdown_code_spans_are_not_backslash_escaped():
+    from dataclasses import replace
+
+    r = make_report()
+    r = replace(r, parameters={"fabric_port_rate": {"value": "200 Gb/s", "origin": "--set"}})
+    text = render("markdown", r)
+    assert "`fabric_port_rate`" in text and "fabric\\_port\\_rate" not in text
+    assert "`NET-01.fabric-port-slow`" in text
+    from validator.renderers.markdown import code
+
+    assert code("a|b`c\nd") == "`a\\|b'c d`"
+
+
+def test_markdown_verdict_names_a_non_default_profile_and_fleet_summary():
+    from dataclasses import replace
+
+    r = make_report()
+    r = replace(
+        r,
+        parameters={"fabric_port_rate": {"value": "200 Gb/s", "origin": "--set"}},
+        extra={"fleet": {"hosts": 3, "probed": 2, "failed": {"n3": "ssh: timed out"},
+                         "pairs": {"measured": 2, "rounds": 2, "throughput_min_gbps": 196.2,
+                                   "throughput_max_gbps": 391.7}}},
+    )
+    first = render("markdown", r).splitlines()[0]
+    assert "under a non-default profile (`fabric_port_rate` = 200 Gb/s (--set))" in first
+    text = render("markdown", r)
+    assert "2 of 3 hosts probed, 1 could not be probed (n3: ssh: timed out)" in text
+    assert "throughput 196.2 to 391.7 Gb/s" in text
+    assert "failing (1 waived)" in text

@@ -121,7 +121,16 @@ class TerminalRenderer:
         s = report.summary
         counts = ", ".join(f"{s.counts[st.value]} {st.value}" for st in STATUS_ORDER)
         verdict = "[bold green]CONFORMANT[/]" if s.conformant else "[bold red]NOT CONFORMANT[/]"
-        console.print(f"\n{counts} · {verdict} to spec v{report.spec_version}")
+        from validator.renderers import coverage as cov
+
+        for line in cov.fleet_summary(report):
+            console.print(f"[bold]fleet:[/] {escape(line)}")
+        failing, n_waived = cov.problem_counts(report)
+        if n_waived:
+            counts += f" ({failing} failing, {n_waived} waived)"
+        note = cov.profile_note(report)
+        console.print(f"\n{counts} · {verdict} to spec v{report.spec_version}"
+                      + (f" {escape(note)}" if note else ""))
 
     def _problem(self, console: object, f: Finding) -> None:
         from rich.markup import escape
