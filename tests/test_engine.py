@@ -41,11 +41,11 @@ def test_condition_fact_error_is_an_error() -> None:
 
 def test_values_are_converted_to_the_facts_unit() -> None:
     # a port rate recorded in Mb/s still compares with 400 Gb/s
-    facts = {"rdma.ports": {"items": {"p:1": {"rate": "400000 Mb/s"}}}}
+    facts = {"rdma.ports": {"items": {"p:1": {"rate": "400000 Mb/s", "state": "ACTIVE"}}}}
     f = _one(run_rules(facts, select=("NET-01.fabric",)), "NET-01.fabric-port-slow")
     assert f.status is Status.PASS and f.observed == "400000 Mb/s"
     assert f.expected == "port rate >= 400000 Mb/s (fabric_port_rate)"
-    facts = {"rdma.ports": {"items": {"p:1": {"rate": "40 GB/s"}}}}  # bytes: 320 Gb/s
+    facts = {"rdma.ports": {"items": {"p:1": {"rate": "40 GB/s", "state": "ACTIVE"}}}}  # bytes: 320 Gb/s
     assert _one(run_rules(facts, select=("NET-01.fabric",)), "NET-01.fabric-port-slow").status is Status.FAIL
 
 
@@ -125,3 +125,34 @@ def test_an_unreadable_collection_gives_its_own_reason() -> None:
     assert found and all(f.status is Status.ERROR for f in found)
     for f in found:
         assert reason in f.message and "not a collection" not in f.message
+
+
+def test_a_down_port_is_judged_by_net02_not_by_its_rate() -> None:
+    """A DOWN port at 10 Gb/s: NET-01 skips it with the rule's reason, NET-02 fails it."""
+    facts = {"rdma.ports": {"items": {"mlx5_1:1": {"rate": "10 Gb/s", "state": "DOWN", "phys_state": "Polling"},
+                                      "mlx5_0:1": {"rate": "400 Gb/s", "state": "ACTIVE", "phys_state": "LinkUp"}}},
+             "rdma.port_count": 2}
+    found = {(f.rule, f.item): f for f in run_rules(facts, select=("NET-01.fabric", "NET-02.port"))}
+    slow = found[("NET-01.fabric-port-slow", "mlx5_1:1")]
+    assert slow.status is Status.SKIP
+    assert slow.message == "port not active; see NET-02 (observed DOWN)"
+    assert found[("NET-01.fabric-port-slow", "mlx5_0:1")].status is Status.PASS
+    assert found[("NET-02.port-not-active", "mlx5_1:1")].status is Status.FAIL
+    every_down = {"rdma.ports": {"items": {"mlx5_1:1": {"rate": "10 Gb/s", "state": "DOWN"}}}}
+    [only] = run_rules(every_down, select=("NET-01.fabric",))
+    assert only.status is Status.SKIP and "no ACTIVE RDMA fabric port" in only.message
+
+
+def test_nic_link_rules_see_nic_links_only() -> None:
+    """A filter drops GPU links without a finding; NIC findings carry the device name."""
+    links = {"0000:18:00.0": {"role": "gpu", "name": "GPU0", "current_width": 8, "max_width": 16},
+             "0000:19:00.0": {"role": "nic", "name": "mlx5_0", "current_width": 8, "max_width": 16},
+             "0000:2b:00.0": {"role": "nic", "name": "mlx5_3", "current_width": 16, "max_width": 16},
+             "0000:3b:00.0": {"role": {"error": "cannot read class"}, "current_width": 16, "max_width": 16}}
+    found = run_rules({"pcie.links": {"items": links}}, select=("TOPO-02.nic-link-narrow",))
+    assert [(f.item, f.status) for f in found] == [
+        ("0000:3b:00.0", Status.ERROR), ("mlx5_0 (0000:19:00.0)", Status.FAIL), ("mlx5_3 (0000:2b:00.0)", Status.PASS)]
+    assert "cannot read class" in found[0].message
+    gpu_only = {"0000:18:00.0": links["0000:18:00.0"]}
+    [only] = run_rules({"pcie.links": {"items": gpu_only}}, select=("TOPO-02.nic-link-narrow",))
+    assert only.status is Status.SKIP and only.message == "no fabric NIC PCIe links on this node"

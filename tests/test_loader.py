@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from validator.errors import RuleFileError
-from validator.loader import load_pack
+from validator.loader import load_pack, pack_dir_for
 from validator.resources import rules_dir
 from validator.spec import load_fact_catalogue, load_spec
 
@@ -52,11 +52,28 @@ def test_custom_pack(tmp_path: Path) -> None:
     ('"1 GiB"', '"1 Gibibyte"', 'unknown unit "Gibibyte"', 9),
     ("    why: w\n", "    why: w\n    colour: red\n", 'unknown key "colour"', 7),
     ("MEM-02.shm-tiny", "MEM02-shm", "String should match pattern", 2),
-    ("requirement: MEM-02", "requirement: MEM-99", 'unknown requirement "MEM-99"', 2),
-    ("fact: memory.shm_size", "fact: memory.shm", 'unknown fact "memory.shm"', 2),
-    ('value: "1 GiB"', "value: {param: shm_maximum}", 'unknown parameter "shm_maximum"', 2),
+    ("requirement: MEM-02", "requirement: MEM-99", 'unknown requirement "MEM-99"', 3),
+    ("fact: memory.shm_size", "fact: memory.shm", 'unknown fact "memory.shm"', 8),
+    ('value: "1 GiB"', "value: {param: shm_maximum}", 'unknown parameter "shm_maximum"', 9),
     ('value: "1 GiB"', "value: {param: shm_min, field: x}", "a value reference is one of", 9),
     ("scope: node", "scope: rack", "Input should be 'node', 'job' or 'cluster'", 4),
+    # checked against spec/facts at load: each would otherwise be an ERROR on every node
+    ('"1 GiB"', '"1 Gb/s"', '"1 Gb/s" is a bitrate, but memory.shm_size is a bytes (B)', 9),
+    ('value: "1 GiB"', "value: {param: fabric_port_rate}",
+     "parameter fabric_port_rate is a bitrate, but memory.shm_size is a bytes", 9),
+    ("fact: memory.shm_size", "fact: host.kernel", 'operator "gte" cannot judge host.kernel, a string', 9),
+    ('check: {op: gte, value: "1 GiB"}', "check: {op: is_true}", 'operator "is_true" cannot judge', 9),
+    ("fact: memory.shm_size\n    check: {op: gte, value: \"1 GiB\"}",
+     "fact: gpu.devices\n    field: temperature\n    check: {op: lte, value: 90}\n"
+     "    where:\n      - {field: pstat, op: eq, value: 0}",
+     'unknown field "pstat" of gpu.devices in where', 12),
+    ("fact: memory.shm_size\n    check: {op: gte, value: \"1 GiB\"}",
+     "fact: gpu.devices\n    field: temperature\n    check: {op: lte, value: {field: temp_max}}",
+     'unknown field "temp_max"', 10),
+    ("fact: memory.shm_size\n    check: {op: gte, value: \"1 GiB\"}",
+     "fact: gpu.devices\n    field: temperature\n    check: {op: lte, value: 90}\n"
+     "    when:\n      - {field: pstate, op: eq, value: 0}",
+     'a "when" condition judges a fact, not a field', 12),
 ])
 def test_bad_rule_files_name_file_and_line(tmp_path: Path, old: str, new: str, message: str, line: int) -> None:
     assert old in GOOD_RULE
@@ -91,8 +108,11 @@ def test_newer_engine_required_is_checked_first(tmp_path: Path) -> None:
 
 
 def test_a_later_version_extends_and_overrides(tmp_path: Path) -> None:
-    """A v1.1 pack inherits v1.0's rules, changes one, disables one and adds one."""
-    shutil.copytree(rules_dir() / "v1.0", tmp_path / "v1.0")
+    """A v1.1 pack, reached through rules/index.yaml as a release would ship it, inherits
+    v1.0's rules, changes one, disables one and adds one."""
+    shutil.copytree(rules_dir(), tmp_path, dirs_exist_ok=True)
+    index = (tmp_path / "index.yaml").read_text()
+    (tmp_path / "index.yaml").write_text(index.replace('  "1.0": v1.0\n', '  "1.0": v1.0\n  "1.1": v1.1\n'))
     (tmp_path / "v1.1").mkdir()
     (tmp_path / "v1.1" / "pack.yaml").write_text('id: v1.1\nspec_version: "1.1"\nextends: v1.0\n')
     (tmp_path / "v1.1" / "changes.yaml").write_text(
@@ -100,20 +120,19 @@ def test_a_later_version_extends_and_overrides(tmp_path: Path) -> None:
         "  - id: TOPO-01.gpu-nic-far\n    level: MUST\n"
         "  - id: MON-03.no-telemetry-exporter\n    enabled: false\n"
         "  - id: NET-01.fabric-port-slow\n    check: {op: gte, value: \"800 Gb/s\"}\n"
-        + GOOD_RULE.replace("rules:\n", "rules:\n", 1).split("\n", 1)[0] + "\n"
-        + GOOD_RULE.split("\n", 1)[1]
+        + GOOD_RULE
     )
-    (tmp_path / "v1.0" / "pack.yaml").write_text('id: v1.0\nspec_version: "1.1"\n')
     spec11 = SPEC.model_copy(update={"spec_version": "1.1"})
     base = load_pack(SPEC, CATALOGUE)
-    later = load_pack(spec11, CATALOGUE, pack_path=tmp_path / "v1.1")
+    later = load_pack(spec11, CATALOGUE, root=tmp_path)
+    assert pack_dir_for("1.1", tmp_path) == tmp_path / "v1.1"
     ids = {r.id for r in later.rules}
     assert "MON-03.no-telemetry-exporter" not in ids
     assert "MEM-02.shm-tiny" in ids
     assert len(later.rules) == len(base.rules)  # one disabled, one added
     assert later.get("TOPO-01.gpu-nic-far").level == "MUST"
     assert later.get("NET-01.fabric-port-slow").check.value == "800 Gb/s"
-    assert later.digest != base.digest
+    assert later.id == "v1.1" and later.digest != base.digest
 
 
 def test_override_of_unknown_rule(tmp_path: Path) -> None:

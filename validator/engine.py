@@ -15,6 +15,7 @@ Unknown is never pass: every path that cannot decide ends in ``error`` or ``skip
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -272,6 +273,8 @@ class _Builder:
             for cond in self.rule.where if item is not None else ():
                 holds, reason = _condition_holds(self.ctx, cond, self.rule, facts, fields)
                 if not holds:
+                    if cond.reason:  # the rule's own words, with what was seen
+                        reason = f"{cond.reason} ({reason.rpartition('(')[2]}"
                     return self.make(Status.SKIP, fallback, reason, item=item)
             if fact is None:
                 what = f"{self.rule.field} of {item}" if item else self.rule.fact
@@ -341,10 +344,13 @@ def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str
         yield b.verdict(fact, facts, None, None)
         return
     members = fact["items"]
+    found: list[Finding] = []
+    if rule.filter:
+        members, found = _filtered(b, rule, facts, members)
     if rule.check.op in AGGREGATE_OPS:
         yield _aggregate(b, fact, members)
         return
-    found = [b.verdict(m["fields"].get(rule.field), facts, m["fields"], _item_label(m)) for m in members]
+    found += [b.verdict(m["fields"].get(rule.field), facts, m["fields"], _item_label(m)) for m in members]
     judged = [f for f in found if not (f.status is Status.SKIP and rule.where)]
     if not judged:
         empty = rule.if_empty
@@ -355,11 +361,38 @@ def _evaluate_rule(ctx: Context, rule: Rule, level: str, subject: str, kind: str
     yield from found
 
 
+def _filtered(b: _Builder, rule: Rule, facts: Mapping[str, Fact],
+              members: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """The items a ``filter`` keeps (NIC links of pcie.links): the others are not this rule's
+    business and get no finding at all. An item whose filter field is unreadable cannot be
+    sorted out: it is an error finding, never silently dropped."""
+    kept: list[dict[str, Any]] = []
+    undecided: list[Finding] = []
+    for m in members:
+        try:
+            if all(_condition_holds(b.ctx, c, rule, facts, m["fields"])[0] for c in rule.filter):
+                kept.append(m)
+        except _Undecided as u:
+            undecided.append(b.make(u.status, b.static_expected(), u.reason, item=_item_label(m),
+                                    source=u.source))
+    return kept, undecided
+
+
+_PCI_ID = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+
+
 def _item_label(member: Mapping[str, Any]) -> str:
     """``GPU0 (GPU-4a3f...)``: a GPU's index can change across reboots, its UUID cannot, and
-    waivers and auditors name GPUs by UUID."""
-    uuid = member["fields"].get("uuid", {}).get("value")
-    return f"{member['id']} ({uuid})" if isinstance(uuid, str) and uuid else str(member["id"])
+    waivers and auditors name GPUs by UUID. An item named by its PCI address shows its
+    device name first (``mlx5_3 (0000:2b:00.0)``): people know NICs by name."""
+    fields = member["fields"]
+    uuid = fields.get("uuid", {}).get("value")
+    if isinstance(uuid, str) and uuid:
+        return f"{member['id']} ({uuid})"
+    name = fields.get("name", {}).get("value")
+    if isinstance(name, str) and name and _PCI_ID.match(str(member["id"])):
+        return f"{name} ({member['id']})"
+    return str(member["id"])
 
 
 def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]]) -> Finding:

@@ -80,10 +80,11 @@ class Check(_Strict):
 class Condition(Check):
     fact: str | None = None
     field: str | None = None
+    reason: str | None = None  # a ``where`` condition that does not hold skips with this text
 
 
 class IfEmpty(_Strict):
-    status: Literal["skip", "fail", "pass"] = "skip"
+    status: Literal["skip", "fail", "pass", "error"] = "skip"
     message: str
 
 
@@ -100,6 +101,7 @@ class Rule(_Strict):
     check: Check
     when: list[Condition] = []
     where: list[Condition] = []
+    filter: list[Condition] = []  # items that fail these are not this rule's business: no finding
     if_empty: IfEmpty | None = None
     since: str = "1.0"
     status: Literal["stable", "preview", "deprecated"] = "stable"
@@ -177,7 +179,7 @@ def pack_dir_for(spec_version: str, root: Path | None = None) -> Path:
     return root / str(versions[spec_version])
 
 
-Origins = dict[str, tuple[str, int | None]]  # rule id -> (file, line) where it is written
+Origins = dict[str, tuple[str, Any, tuple[Any, ...]]]  # rule id -> (file, parsed data, path in it)
 
 
 def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
@@ -213,67 +215,162 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
                                     "inherited rule)", file=str(path), line=line_of(data, ("rules", i, "id")))
             by_id[rule.id] = len(rules)
             rules.append(rule)
-            origins[rule.id] = (str(path), line_of(data, ("rules", i)))
+            origins[rule.id] = (str(path), data, ("rules", i))
         for i, ov in enumerate(rf.overrides):
             if ov.id not in by_id:
                 raise RuleFileError(f'override of unknown rule "{ov.id}"', file=str(path),
                                     line=line_of(data, ("overrides", i, "id")))
             changes = {k: v for k, v in ov if k != "id" and v is not None}
             rules[by_id[ov.id]] = rules[by_id[ov.id]].model_copy(update=changes)
-            origins[ov.id] = (str(path), line_of(data, ("overrides", i)))
+            origins[ov.id] = (str(path), data, ("overrides", i))
     return meta, rules, files
 
 
+class _Problem(Exception):
+    """A rule that does not fit the spec or the fact catalogue; ``loc`` is where in the rule."""
+
+    def __init__(self, message: str, loc: tuple[Any, ...] = ()):
+        super().__init__(message)
+        self.problem, self.loc = message, loc
+
+
 def _check_against(rules: list[Rule], spec: Spec, catalogue: dict[str, FactInfo], origins: Origins) -> None:
-    """Cross-checks a schema cannot do: known requirement, fact, field and parameter."""
+    """Cross-checks a schema cannot do: known requirement, fact, field and parameter, units of
+    the fact's kind, and operators that suit the fact's type. A rule that would only fail at
+    run time on every node (an ERROR finding each) fails here, naming file:line."""
     for rule in rules:
         try:
             _check_rule(rule, spec, catalogue)
-        except RuleFileError as exc:
-            file, line = origins.get(rule.id, (None, None))
-            raise RuleFileError(exc.problem, file=file, line=line) from None
+        except (_Problem, RuleFileError) as exc:
+            file, data, where = origins.get(rule.id, (None, None, ()))
+            loc = getattr(exc, "loc", ())
+            line = line_of(data, (*where, *loc)) if data is not None else None
+            raise RuleFileError(f"{rule.id}: {exc.problem}" if isinstance(exc, _Problem) else exc.problem,
+                                file=file, line=line) from None
+
+
+_ORDERED = frozenset({"gt", "gte", "lt", "lte", "between", "divides"})
+_OP_TYPES: dict[str, frozenset[str]] = {
+    **{op: frozenset({"int", "number", "quantity", "collection"}) for op in _ORDERED},
+    "is_true": frozenset({"bool"}), "is_false": frozenset({"bool"}),
+    "empty": frozenset({"list", "collection"}), "not_empty": frozenset({"list", "collection"}),
+    "contains_none": frozenset({"list"}),
+}
 
 
 def _check_rule(rule: Rule, spec: Spec, catalogue: dict[str, FactInfo]) -> None:
     req = spec.requirement(rule.requirement)
     if req is None:
-        raise RuleFileError(f'{rule.id}: unknown requirement "{rule.requirement}"')
+        raise _Problem(f'unknown requirement "{rule.requirement}"', ("requirement",))
     if not rule.id.startswith(rule.requirement + "."):
-        raise RuleFileError(f'{rule.id}: a rule ID starts with its requirement ID "{rule.requirement}."')
+        raise _Problem(f'a rule ID starts with its requirement ID "{rule.requirement}."', ("id",))
     info = catalogue.get(rule.fact)
     if info is None:
-        raise RuleFileError(f'{rule.id}: unknown fact "{rule.fact}" (not in spec/facts/)')
+        raise _Problem(f'unknown fact "{rule.fact}" (not in spec/facts/)', ("fact",))
     if info.type == "collection":
         if not rule.field or rule.field not in info.fields:
-            raise RuleFileError(f'{rule.id}: "{rule.fact}" is a collection; "field" must be one of '
-                                f'{", ".join(info.fields)}')
+            raise _Problem(f'"{rule.fact}" is a collection; "field" must be one of {", ".join(info.fields)}',
+                           ("field",))
+        target = info.fields[rule.field]
     elif rule.field or rule.check.op in AGGREGATE_OPS:
-        raise RuleFileError(f'{rule.id}: "{rule.fact}" is not a collection')
-    _check_refs(rule, rule.check.value, spec, catalogue)
-    for cond in (*rule.when, *rule.where):
-        _check_refs(rule, cond.value, spec, catalogue)
-        if cond.fact and cond.fact not in catalogue:
-            raise RuleFileError(f'{rule.id}: unknown fact "{cond.fact}" in when/where')
+        raise _Problem(f'"{rule.fact}" is not a collection', ("field",))
+    else:
+        target = info
+        if rule.where or rule.filter:
+            raise _Problem(f'"{rule.fact}" is not a collection: where/filter judge collection items',
+                           ("where" if rule.where else "filter",))
+    fields = info.fields
+    _check_operation(rule.check, target, f"{rule.fact}.{rule.field}" if rule.field else rule.fact,
+                     spec, catalogue, fields, ("check",))
+    for key in ("when", "where", "filter"):
+        for i, cond in enumerate(getattr(rule, key)):
+            loc = (key, i)
+            if cond.field is not None:
+                if key == "when":
+                    raise _Problem(f'a "when" condition judges a fact, not a field ("{cond.field}"); '
+                                   "use where or filter for item fields", (*loc, "field"))
+                if cond.field not in fields:
+                    raise _Problem(f'unknown field "{cond.field}" of {rule.fact} in {key} '
+                                   f'(known: {", ".join(fields)})', (*loc, "field"))
+                cinfo, what = fields[cond.field], f"{rule.fact}.{cond.field}"
+            else:
+                name = cond.fact or rule.fact
+                if name not in catalogue:
+                    raise _Problem(f'unknown fact "{name}" in {key}', (*loc, "fact"))
+                if key != "when" and cond.fact is None:
+                    raise _Problem(f"a {key} condition names a field of the item (or a fact)", loc)
+                cinfo, what = catalogue[name], name
+            _check_operation(cond, cinfo, what, spec, catalogue, fields, loc)
 
 
-def _check_refs(rule: Rule, value: Any, spec: Spec, catalogue: dict[str, FactInfo]) -> None:
+def _check_operation(check: Check, info: FactInfo, what: str, spec: Spec, catalogue: dict[str, FactInfo],
+                     fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
+    """The operator suits the fact's type; every value reference exists; units are of the
+    fact's dimension (400 Gb/s against a byte count is a load error, not a run-time ERROR)."""
+    allowed = _OP_TYPES.get(check.op)
+    if allowed is not None and info.type not in allowed:
+        raise _Problem(f'operator "{check.op}" cannot judge {what}, a {info.type} '
+                       f'(it suits {", ".join(sorted(allowed))})', (*loc, "op"))
+    _check_value(check.value, info, what, spec, catalogue, fields, (*loc, "value"))
+
+
+def _dimension(unit: str | None) -> str | None:
+    if not unit:
+        return None
+    from validator.units import unit_of
+
+    try:
+        return unit_of(unit).dimension
+    except SpecCheckError:
+        return None
+
+
+def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: dict[str, FactInfo],
+                 fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
     if isinstance(value, list):
-        for v in value:
-            _check_refs(rule, v, spec, catalogue)
-    if not isinstance(value, dict):
+        for i, v in enumerate(value):
+            _check_value(v, info, what, spec, catalogue, fields, (*loc, i))
         return
-    if "param" in value and value["param"] not in spec.parameters:
-        raise RuleFileError(f'{rule.id}: unknown parameter "{value["param"]}"')
-    if "fact" in value and value["fact"] not in catalogue:
-        raise RuleFileError(f'{rule.id}: unknown fact "{value["fact"]}"')
-    if "formula" in value:
-        from validator.formulas import FORMULAS
+    want = _dimension(info.unit)
+    if isinstance(value, dict):
+        if "param" in value:
+            param = spec.parameters.get(value["param"])
+            if param is None:
+                raise _Problem(f'unknown parameter "{value["param"]}"', loc)
+            from validator.spec import QUANTITY_DIMENSIONS
 
-        if value["formula"] not in FORMULAS:
-            raise RuleFileError(f'{rule.id}: unknown formula "{value["formula"]}" '
-                                f'(known: {", ".join(FORMULAS)})')
-        for v in value.get("args", {}).values():
-            _check_refs(rule, v, spec, catalogue)
+            if param.dimension in QUANTITY_DIMENSIONS and want and param.dimension != want:
+                raise _Problem(f'parameter {value["param"]} is a {param.dimension}, but {what} is a {want} '
+                               f"({info.unit})", loc)
+        elif "field" in value and value["field"] not in fields:
+            raise _Problem(f'unknown field "{value["field"]}" (known: {", ".join(fields) or "none"})', loc)
+        elif "fact" in value and value["fact"] not in catalogue:
+            raise _Problem(f'unknown fact "{value["fact"]}"', loc)
+        elif "formula" in value:
+            from validator.formulas import FORMULAS
+
+            if value["formula"] not in FORMULAS:
+                raise _Problem(f'unknown formula "{value["formula"]}" (known: {", ".join(FORMULAS)})', loc)
+            for k, v in (value.get("args") or {}).items():
+                if isinstance(v, dict):  # formulas work in base units: only the references matter
+                    _check_refs_only(v, spec, catalogue, fields, (*loc, "args", k))
+        return
+    if isinstance(value, str) and value[:1].isdigit():
+        q = parse_quantity(value)  # its unit was checked by the schema pass
+        if want is None:
+            raise _Problem(f'"{value}" has a unit, but {what} has none', loc)
+        if q.dimension != want:
+            raise _Problem(f'"{value}" is a {q.dimension}, but {what} is a {want} ({info.unit})', loc)
+
+
+def _check_refs_only(value: dict[str, Any], spec: Spec, catalogue: dict[str, FactInfo],
+                     fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
+    if "param" in value and value["param"] not in spec.parameters:
+        raise _Problem(f'unknown parameter "{value["param"]}"', loc)
+    if "field" in value and value["field"] not in fields:
+        raise _Problem(f'unknown field "{value["field"]}"', loc)
+    if "fact" in value and value["fact"] not in catalogue:
+        raise _Problem(f'unknown fact "{value["fact"]}"', loc)
 
 
 def load_pack(spec: Spec, catalogue: dict[str, FactInfo], *, root: Path | None = None,
