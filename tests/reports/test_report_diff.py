@@ -124,9 +124,12 @@ def test_diff_cli_exit_codes_and_json(tmp_path):
     assert "New failures (3)" in worse.stdout and "REGRESSED" in worse.stdout
     same = spec_check("diff", b, b)
     assert same.returncode == 0 and "0 new failure(s)" in same.stdout
-    fixed = spec_check("diff", b, a, "--format", "json")
+    # NEW lacks a whole subject (the config) and rule: a weaker run, exit 1 unless accepted
+    assert spec_check("diff", b, a).returncode == 1
+    fixed = spec_check("diff", b, a, "--format", "json", "--allow-config-change")
     assert fixed.returncode == 0
     data = json.loads(fixed.stdout)
+    assert data["weakened"] is True
     assert (
         data["regressed"] is False
         and len(data["removed"]) == 4
@@ -167,3 +170,80 @@ def test_check_writes_the_new_formats(tmp_path, fmt):
     )
     assert proc.returncode == 1, proc.stderr  # the small node is not conformant
     assert out.read_text().strip()
+
+
+def test_diff_relaxed_parameter_is_a_weaker_run(tmp_path):
+    old = make_report()
+    relaxed = replace(
+        old,
+        parameters={**old.parameters, "fabric_port_rate": {"value": "200 Gb/s", "origin": "--set"}},
+        findings=tuple(
+            replace(f, status=Status.PASS) if f.item == "n2->n1" else f for f in old.findings
+        ),
+    )
+    d = diff_reports(old, relaxed)
+    assert not d.new_failures and d.weakened and d.regressed
+    (c,) = [c for c in d.config_changes if c["kind"] == "parameter"]
+    assert (c["name"], c["old"], c["new"], c["new_origin"]) == (
+        "fabric_port_rate", "400 Gb/s", "200 Gb/s", "--set"
+    )
+    a, b = _write(tmp_path, "a.json", old), _write(tmp_path, "b.json", relaxed)
+    proc = spec_check("diff", a, b)
+    assert proc.returncode == 1
+    assert "parameter fabric_port_rate: 400 Gb/s (default) -> 200 Gb/s (--set)" in proc.stdout
+    assert "WEAKER" in proc.stdout
+    assert spec_check("diff", a, b, "--allow-config-change").returncode == 0
+
+
+def test_diff_ignore_and_dropped_hosts_are_named(tmp_path):
+    old = make_report()
+    new = replace(
+        old,
+        selection={"select": [], "ignore": ["MEM-01"]},
+        subjects=tuple(s for s in old.subjects if s.name != "n1"),
+        findings=tuple(f for f in old.findings if f.subject != "n1" and f.requirement != "MEM-01"),
+    )
+    d = diff_reports(old, new)
+    kinds = {c["kind"]: c for c in d.config_changes}
+    assert kinds["subjects_lost"]["subjects"] == ["n1"]
+    assert "MEM-01.ecc-disabled" in kinds["rules_not_evaluated"]["rules"]
+    assert "selection" in kinds and d.regressed
+    proc = spec_check("diff", _write(tmp_path, "a.json", old), _write(tmp_path, "b.json", new))
+    assert proc.returncode == 1 and "1 subject(s) in OLD, missing from NEW: n1" in proc.stdout
+
+
+def test_diff_waiver_only_changes_and_noise():
+    old = make_report()
+    w = {"id": "MEM-01", "subject": "n2", "justification": "x", "approver": "y",
+         "expires": "2099-01-01", "active": True}
+    new = old.with_findings(
+        tuple(
+            replace(f, waiver=w) if f.rule == "MEM-01.ecc-disabled" and f.subject == "n2"
+            else replace(f, waiver={**f.waiver, "active": False}) if f.waiver and f.waiver.get("active")
+            else replace(f, value=391.7 + 3.8, observed="395.5 Gb/s") if f.item == "n1->n2"
+            else f
+            for f in old.findings
+        )
+        + (
+            replace(old.findings[0], rule="ENER-01.gpu-energy-unreadable", requirement="ENER-01",
+                    item="GPU0", observed="2000000 J", value=2000000.0, unit="J"),
+        )
+    )
+    old = old.with_findings(
+        (*old.findings, replace(old.findings[0], rule="ENER-01.gpu-energy-unreadable",
+                                requirement="ENER-01", item="GPU0", observed="1000000 J",
+                                value=1000000.0, unit="J"))
+    )
+    d = diff_reports(old, new)
+    assert [(x["rule"], x.get("change")) for x in d.fixed] == [("MEM-01.ecc-disabled", "now waived")]
+    assert [(x["rule"], x.get("change")) for x in d.new_failures] == [
+        ("NET-01.fabric-port-slow", "waiver expired")
+    ]
+    assert d.counters_changed == 1 and not d.measurement_changes  # +3.8 of 391.7 is under 5%
+    from validator.diffing import render_text
+
+    text = render_text(d)
+    assert "fail -> fail" not in text and "(waiver expired) fail" in text
+    d2 = diff_reports(old, new, tolerance=0.0)
+    (m,) = d2.measurement_changes
+    assert m["delta"] == 3.8  # rounded, not 3.8000000000000114

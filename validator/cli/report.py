@@ -83,17 +83,34 @@ def report(result: Path, fmt: str, output: Path | None, waivers: Path | None) ->
     default=None,
     help="Write the diff to FILE (atomically) instead of stdout.",
 )
-def diff(old: Path, new: Path, fmt: str, output: Path | None) -> None:
-    """Compare two results: new failures, fixed findings, changed measurements.
+@click.option(
+    "--allow-config-change",
+    is_flag=True,
+    help="Accept that NEW ran under other parameters, profile or selection, or without some "
+    "of OLD's subjects (still reported; no longer exit 1 on its own).",
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Relative change below which a measured value is not listed as changed.",
+)
+def diff(
+    old: Path, new: Path, fmt: str, output: Path | None, allow_config_change: bool, tolerance: float
+) -> None:
+    """Compare two results: new failures, fixed findings, configuration and measurement changes.
 
-    Exit 1 when NEW has failures (a fail, or an error on a MUST) that OLD did not.
+    Exit 1 when NEW has failures (a fail, or an error on a MUST) that OLD did not, or when
+    NEW was run under changed parameters or profile, evaluated fewer rules, or lost
+    subjects (unless --allow-config-change).
     """
     from validator.diffing import diff_reports, render_text
     from validator.results import load_result
 
     _, a = load_result(old)
     _, b = load_result(new)
-    d = diff_reports(a, b)
+    d = diff_reports(a, b, tolerance=tolerance, allow_config_change=allow_config_change)
     text = (
         json.dumps(d.to_dict(), indent=2, ensure_ascii=False) + "\n"
         if fmt == "json"
