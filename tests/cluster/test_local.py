@@ -239,39 +239,4 @@ def test_ssh_without_hosts_outside_slurm_is_a_usage_error(tmp_path):
     assert p.returncode == 2 and "--hosts" in p.stderr
 
 
-def test_nccl_plumbing_reads_busbw_at_the_large_size(tmp_path):
-    """A stand-in ``mpirun`` replays recorded all_reduce_perf output (no GPUs here)."""
-    import json
-    from pathlib import Path
-
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    recorded = Path(__file__).parent / "data" / "nccl_all_reduce.txt"
-    (bindir / "mpirun").write_text(
-        f'#!/bin/sh\necho "$@" > {tmp_path}/mpirun.args\ncat {recorded}\n'
-    )
-    (bindir / "mpirun").chmod(0o755)
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
-    _rc, result, err = run_cluster(
-        tmp_path,
-        "--transport",
-        "local",
-        "--hosts",
-        "a,b",
-        "--measure",
-        "--measure-tools",
-        "nccl",
-        "--remote-command",
-        fake_remote(tmp_path, {"*": "gpu"}),
-        "--save-facts",
-        str(tmp_path / "facts"),
-        env=env,
-    )
-    doc = json.loads((tmp_path / "facts" / "cluster.json").read_text())
-    coll = {m["id"]: m["fields"] for m in doc["facts"]["cluster.collectives"]["items"]}
-    assert coll["all_reduce"]["busbw"]["value"] == pytest.approx(370.98 * 8), err
-    assert coll["all_reduce"]["busbw"]["unit"] == "Gb/s"
-    args = (tmp_path / "mpirun.args").read_text()
-    assert "--host a:8,b:8 -np 16 all_reduce_perf -b 16G -e 16G" in args
-    assert "cluster.pairs" not in doc["facts"]  # nccl alone measures no pairs
-    assert by_rule(result, "NET-01.measured-throughput-low")[0]["status"] == "skip"
+# nccl-tests plumbing and NET-01.collective-busbw-low: tests/cluster/test_faults.py

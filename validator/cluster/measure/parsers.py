@@ -32,28 +32,28 @@ def json_object(text: str, accept: Any = None) -> dict[str, Any]:
     Over ssh a login banner or motd can precede a command's output, and over a
     pseudo-terminal stderr lines can surround it. The whole text is tried first, then a
     decoder from every line that starts with ``{`` (first to last); the first object that
-    ``accept(obj)`` takes (any object without ``accept``) and that is followed only by
-    whitespace or noise wins. Raises ``json.JSONDecodeError`` from the whole-text attempt
-    when nothing parses, so the caller's message names the real problem.
+    ``accept(obj)`` takes (any object without ``accept``) wins, else the last object
+    found. Raises ``json.JSONDecodeError`` from the whole-text attempt when nothing
+    parses, so the caller's message names the real problem.
     """
     try:
-        data = json.loads(text)
-        if isinstance(data, dict) and (accept is None or accept(data)):
-            return data
-        first_error: json.JSONDecodeError | None = None
+        return json.loads(text)  # the whole output, whatever it is: the caller validates it
     except json.JSONDecodeError as exc:
         first_error = exc
     decoder = json.JSONDecoder()
+    fallback: dict[str, Any] | None = None
     for m in _LINE_START_BRACE.finditer(text):
         try:
             obj, _end = decoder.raw_decode(text, m.end() - 1)
         except json.JSONDecodeError:
             continue
-        if isinstance(obj, dict) and (accept is None or accept(obj)):
-            return obj
-    if first_error is not None:
-        raise first_error
-    raise json.JSONDecodeError("no JSON object found", text, 0)
+        if isinstance(obj, dict):
+            if accept is None or accept(obj):
+                return obj
+            fallback = obj
+    if fallback is not None:  # an object, but not the expected one: the caller says why
+        return fallback
+    raise first_error
 
 
 def iperf3_bits_per_second(text: str) -> float:

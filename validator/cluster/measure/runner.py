@@ -105,6 +105,9 @@ def _with_server(
         with contextlib.suppress(Exception):
             server.wait(timeout=3)
         proc.kill(server, grace=1)
+        for f in (server.stdout, server.stderr):  # one pair of pipes per pair measured
+            if f is not None:
+                f.close()
         registry.discard(server)
 
 
