@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from fnmatch import fnmatchcase
@@ -197,6 +197,27 @@ def _entry(raw: Any, index: int, where: str, fallback: int | None, known: set[st
     )
 
 
+_DATE = re.compile(r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\w.:-])")
+
+
+def _bad_date(path: Path, exc: ValueError) -> WaiverFileError:
+    """The one-line error for a date YAML parses but the calendar lacks (2027-02-30):
+    the first such date in the file, with its line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    for n, text in enumerate(lines, start=1):
+        for m in _DATE.finditer(text.split("#", 1)[0]):
+            try:
+                date(int(m[1]), int(m[2]), int(m[3]))
+            except ValueError as bad:
+                return WaiverFileError(
+                    f'not a calendar date: "{m[0]}" ({bad}; write YYYY-MM-DD)', file=str(path), line=n
+                )
+    return WaiverFileError(f"not a valid date ({exc})", file=str(path))
+
+
 def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, ...]:
     """Read and validate a waiver file against the rule pack's rule and requirement IDs.
 
@@ -206,7 +227,10 @@ def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, 
     from validator.yamlfile import load_yaml
 
     where = str(path)
-    data = load_yaml(Path(path), error=WaiverFileError)
+    try:
+        data = load_yaml(Path(path), error=WaiverFileError)
+    except ValueError as exc:  # YAML's timestamp constructor on 2027-02-30 and the like
+        raise _bad_date(Path(path), exc) from None
     entries = data
     if isinstance(data, dict):
         extra = [k for k in data if k != "waivers"]
@@ -233,17 +257,45 @@ def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, 
     )
 
 
+def _stderr(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"spec-check: warning: {message}\n")
+
+
 def apply_waivers(
-    report: Report, waivers: Iterable[Waiver], *, today: date | None = None
+    report: Report,
+    waivers: Iterable[Waiver],
+    *,
+    today: date | None = None,
+    warn: Callable[[str], None] | None = _stderr,
 ) -> Report:
     """The report with each waivable finding (fail, warn, error) carrying its waiver.
 
     Where several waivers match, an active one wins over an expired one, and a rule's
     own waiver over its requirement's; then the first in the file. Passing and skipped
     findings need no waiver and get none. Waivers already on findings are replaced.
+
+    A waiver that matches no finding of the run at all (its subject names no host, GPU
+    or file that its rule was evaluated on) is most likely a typo in the subject, so
+    that it waives nothing: it is listed in ``extra["unmatched_waivers"]`` and reported
+    through ``warn`` (stderr), but it is not an error (the host may simply be drained).
     """
     waivers = tuple(waivers)
     day = today or today_utc()
+    unmatched = [w for w in waivers if not any(w.matches(f) for f in report.findings)]
+    if unmatched:
+        for w in unmatched:
+            if warn is not None:
+                at = f"{w.file}:{w.line}: " if w.file and w.line else f"{w.file}: " if w.file else ""
+                warn(f'{at}waiver {w.id} for subject "{w.subject}" matches no finding in this run')
+        extra = {
+            **report.extra,
+            "unmatched_waivers": [
+                {"id": w.id, "subject": w.subject, "file": w.file, "line": w.line} for w in unmatched
+            ],
+        }
+        report = replace(report, extra=extra)
 
     def pick(f: Finding) -> dict[str, Any] | None:
         if f.status not in _WAIVABLE:

@@ -316,3 +316,31 @@ def test_report_waivers_on_result_without_rule_docs(tmp_path, result_file):
     bad = write(tmp_path, "waivers:\n" + entry(id_="NET-01.not-a-rule", subject="fleet"))
     proc = spec_check("report", result_file, "--waivers", bad)
     assert proc.returncode == 2 and "NET-01.not-a-rule" in proc.stderr
+
+
+def test_impossible_date_is_one_line_exit_2_with_file_and_line(tmp_path):
+    w = write(tmp_path, "waivers:\n" + entry(id_="MEM-01.ecc-disabled", expires="2027-02-30"))
+    proc = spec_check(
+        "check", "--facts", "tests/reports/fixtures/facts/small_node.json", "--waivers", w
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "internal error" not in proc.stderr
+    assert f"{w}:6:" in proc.stderr and "2027-02-30" in proc.stderr
+
+
+def test_waiver_matching_nothing_is_a_warning_and_recorded(tmp_path):
+    w = write(tmp_path, "waivers:\n" + entry(id_="MEM-01.ecc-disabled", subject="no-such-host-*"))
+    out = tmp_path / "r.json"
+    proc = spec_check(
+        "check", "--facts", f"tests/fixtures/facts/{FACTS}", "--waivers", w, "--format", "json",
+        "-o", out,
+    )
+    assert proc.returncode == 1, proc.stderr  # the failure stays unwaived
+    assert "warning" in proc.stderr and "no-such-host-*" in proc.stderr and f"{w}:2:" in proc.stderr
+    extra = json.loads(out.read_text())["extra"]
+    assert extra["unmatched_waivers"] == [
+        {"id": "MEM-01.ecc-disabled", "subject": "no-such-host-*", "file": str(w), "line": 2}
+    ]
+    used = write(tmp_path, "waivers:\n" + entry(id_="MEM-01.ecc-disabled", subject="*"))
+    proc = spec_check("check", "--facts", f"tests/fixtures/facts/{FACTS}", "--waivers", used)
+    assert "warning" not in proc.stderr
