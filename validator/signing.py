@@ -146,18 +146,22 @@ def verify_document(document: Any, key_path: Path, where: str) -> str | None:
     """None when intact; otherwise why not. Unusable input raises SpecCheckError (exit 2)."""
     from cryptography.exceptions import InvalidSignature
 
+    from validator.model import RESULT_SCHEMA
+
     key = load_public_key(key_path)  # a bad key is an exit-2 error before anything else
-    if not isinstance(document, dict) or not isinstance(document.get("signature"), dict):
-        raise SpecCheckError("not a signed spec-check result (no signature block)", file=where)
+    if not isinstance(document, dict) or document.get("schema") != RESULT_SCHEMA:
+        raise SpecCheckError("not a spec-check result (no result schema)", file=where)
+    if "signature" not in document:
+        # a result handed over as signed whose signature is gone: not intact (exit 1), the
+        # same as any other change; stripping the block must not look like a usage error
+        return "no signature block (removed, or the result was never signed)"
     block = document["signature"]
+    if not isinstance(block, dict):
+        return "the signature block is not an object"
     if block.get("algorithm") != ALGORITHM:
-        raise SpecCheckError(
-            f'unsupported signature algorithm "{block.get("algorithm")}"', file=where
-        )
+        return f'signature algorithm is "{block.get("algorithm")}", not {ALGORITHM}'
     if block.get("canonicalization") != CANONICALIZATION:
-        raise SpecCheckError(
-            f'unsupported canonicalization "{block.get("canonicalization")}"', file=where
-        )
+        return f'canonicalization is "{block.get("canonicalization")}", not {CANONICALIZATION}'
     try:
         sig = base64.b64decode(str(block.get("value", "")), validate=True)
     except ValueError:
@@ -176,3 +180,26 @@ def verify_document(document: Any, key_path: Path, where: str) -> str | None:
     except ValueError as exc:
         return f"the content is not canonical JSON ({exc})"
     return None
+
+
+def check_facts(document: dict[str, Any], facts_path: Path) -> str | None:
+    """None when the facts file's digest is one of the result's subjects' ``facts_digest``;
+    otherwise why not. The digest is ``sha256:`` + the hex SHA-256 of the document's
+    ``facts`` object as JSON with keys sorted, separators ``,`` and ``:``, ASCII escapes
+    (``validator.facts.document.digest``): so a customer can check that the facts they
+    were given are the ones the signed verdict was reached on."""
+    from validator.facts.document import digest, load
+
+    doc = load(facts_path)  # an unreadable or invalid facts file: exit 2
+    got = digest(doc)
+    subjects = [s for s in document.get("subjects", []) if isinstance(s, dict)]
+    if any(s.get("facts_digest") == got for s in subjects):
+        return None
+    name = (doc.get("subject") or {}).get("name")
+    same = [s for s in subjects if s.get("name") == name]
+    if same:
+        return (
+            f"{facts_path}: facts digest {got} differs from subject {name}'s "
+            f"{same[0].get('facts_digest')} (the facts were changed)"
+        )
+    return f"{facts_path}: facts digest {got} matches no subject of the result"

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from tests.reports.conftest import spec_check
+from tests.reports.conftest import ROOT, spec_check
 from validator.signing import canonical
 
 
@@ -126,7 +126,7 @@ def test_other_key_exits_1(signed, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "what", ["private-as-public", "garbage-key", "missing-key", "unsigned", "not-json"]
+    "what", ["private-as-public", "garbage-key", "missing-key", "facts-not-result", "not-json"]
 )
 def test_unusable_input_exits_2(signed, keys, tmp_path, result_file, what):
     target, key = signed, keys[1]
@@ -137,8 +137,8 @@ def test_unusable_input_exits_2(signed, keys, tmp_path, result_file, what):
         key.write_text("-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n")
     elif what == "missing-key":
         key = tmp_path / "nope.pub"
-    elif what == "unsigned":
-        target = result_file
+    elif what == "facts-not-result":
+        target = ROOT / "tests/reports/fixtures/facts/small_node.json"
     else:
         target = tmp_path / "trunc.json"
         target.write_text(signed.read_text()[:200])
@@ -172,3 +172,38 @@ def test_signing_imports_cryptography_lazily():
 def test_signed_result_still_renders(signed):
     proc = spec_check("report", signed, "--format", "markdown")
     assert proc.returncode == 0 and proc.stdout.startswith("### spec-check cluster")
+
+
+@pytest.mark.parametrize("change", ["removed", "algorithm", "canonicalization", "not-object"])
+def test_stripped_or_altered_signature_block_is_not_intact(signed, keys, tmp_path, change):
+    doc = json.loads(signed.read_text())
+    if change == "removed":
+        del doc["signature"]
+    elif change == "not-object":
+        doc["signature"] = "trust me"
+    else:
+        doc["signature"][change] = "none"
+    target = tmp_path / "tampered.json"
+    target.write_text(json.dumps(doc))
+    proc = verify(target, keys[1])
+    assert proc.returncode == 1, proc.stderr
+    assert "NOT VERIFIED" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_verify_facts_digest(tmp_path, keys):
+    facts = ROOT / "tests/reports/fixtures/facts/small_node.json"
+    result = tmp_path / "r.json"
+    assert spec_check("check", "--facts", facts, "--format", "json", "-o", result).returncode in (0, 1)
+    out = tmp_path / "r.signed.json"
+    assert spec_check("sign", result, "--key", keys[0], "-o", out).returncode == 0
+    ok = spec_check("verify", out, "--key", keys[1], "--facts", facts)
+    assert ok.returncode == 0 and "1 facts file(s) match" in ok.stderr
+    doc = json.loads(facts.read_text())
+    first = next(iter(doc["facts"]))
+    doc["facts"][first] = {"value": "edited", "source": "a text editor"}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    bad = spec_check("verify", out, "--key", keys[1], "--facts", edited)
+    assert bad.returncode == 1 and "facts were changed" in bad.stderr
+    missing = spec_check("verify", out, "--key", keys[1], "--facts", tmp_path / "nope.json")
+    assert missing.returncode == 2

@@ -59,10 +59,18 @@ def sign(result: Path, key: Path, output: Path | None) -> None:
 @click.option(
     "--key", "key", required=True, type=click.Path(path_type=Path), help="Public key (PREFIX.pub)."
 )
-def verify(signed: Path, key: Path) -> None:
-    """Verify a signed result: exit 0 intact, 1 changed, 2 unusable input."""
+@click.option(
+    "--facts",
+    "facts",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A facts file the result should vouch for (repeatable): its digest must be one of "
+    "the signed subjects' facts_digest.",
+)
+def verify(signed: Path, key: Path, facts: tuple[Path, ...]) -> None:
+    """Verify a signed result: exit 0 intact, 1 changed (or signature removed), 2 unusable input."""
     from validator.results import read_json
-    from validator.signing import load_public_key, verify_document
+    from validator.signing import check_facts, load_public_key, verify_document
 
     load_public_key(key)
     duplicates: list[str] = []
@@ -73,7 +81,13 @@ def verify(signed: Path, key: Path) -> None:
             f'key "{duplicates[0]}" appears twice in one object (parsers disagree on which counts)'
         )
 
+    if problem is None and isinstance(document, dict):
+        for path in facts:
+            problem = check_facts(document, path)
+            if problem is not None:
+                break
     if problem is not None:
         click.echo(f"{signed}: NOT VERIFIED: {problem}", err=True)
         sys.exit(1)
-    click.echo(f"{signed}: verified (intact, signed by this key)", err=True)
+    also = f"; {len(facts)} facts file(s) match its subjects" if facts else ""
+    click.echo(f"{signed}: verified (intact, signed by this key{also})", err=True)
