@@ -112,4 +112,8 @@ def test_select_and_ignore_prefixes(bad_job: Path) -> None:
         str(bad_job / "ds_config.json"),
     )
     rules = {f["rule"] for f in json.loads(r.stdout)["findings"]}
-    assert rules == {"BATCH-01.global-batch-mismatch", "BATCH-01.global-batch-not-divisible"}
+    assert rules == {
+        "BATCH-01.global-batch-mismatch",
+        "BATCH-01.global-batch-not-divisible",
+        "BATCH-01.global-batch-not-divisible-by-accumulation",
+    }

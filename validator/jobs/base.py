@@ -38,6 +38,23 @@ class Ctx:
         assert self.tree is not None
         return self.tree.line(*path)
 
+    # typed getters: a value of the wrong type becomes an error finding at the key's line
+    # and an error fact (never the framework default); None when the key is not set
+    def int_at(self, fact: str, path: tuple[Any, ...], source: str) -> int | None:
+        from validator.jobs import common as c
+
+        return c.int_of(self.model, fact, self.get(*path), self.file, self.line(*path), source)
+
+    def float_at(self, fact: str, path: tuple[Any, ...], source: str) -> float | None:
+        from validator.jobs import common as c
+
+        return c.float_of(self.model, fact, self.get(*path), self.file, self.line(*path), source)
+
+    def bool_at(self, fact: str, path: tuple[Any, ...], source: str) -> bool | None:
+        from validator.jobs import common as c
+
+        return c.bool_of(self.model, fact, self.get(*path), self.file, self.line(*path), source)
+
     def set(self, fact: str, value: Any, path: tuple[Any, ...], source: str) -> None:
         """Set ``fact`` from the key at ``path`` (value already converted)."""
         self.model.set(fact, value, self.file, self.line(*path), source)

@@ -70,6 +70,71 @@ def as_bool(v: Any) -> bool | None:
     return None
 
 
+def _not_set(v: Any) -> bool:
+    """``None``, DeepSpeed/HF ``"auto"`` (filled in by the host framework) and an
+    unresolved OmegaConf/Hydra ``${...}`` interpolation: not set in this file."""
+    if v is None:
+        return True
+    return isinstance(v, str) and (v.strip().lower() == "auto" or "${" in v)
+
+
+def _typed(
+    conv: Any,
+    expected: str,
+    model: JobModel,
+    fact: str,
+    raw: Any,
+    file: str | None,
+    line: int | None,
+    source: str,
+) -> Any:
+    if _not_set(raw):
+        return None
+    v = conv(raw)
+    if v is None:
+        model.invalid(fact, raw, file, line, source, expected)
+    return v
+
+
+def int_of(
+    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+) -> int | None:
+    """``raw`` as an integer; ``None`` when not set, or (after recording the key as an
+    error at its line and the fact as an error value) when it is of the wrong type, so
+    that a caller's ``default()`` cannot stand in for it."""
+    return _typed(as_int, "an integer", model, fact, raw, file, line, source)
+
+
+def float_of(
+    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+) -> float | None:
+    """``raw`` as a number (see ``int_of``)."""
+    return _typed(as_float, "a number", model, fact, raw, file, line, source)
+
+
+def bool_of(
+    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+) -> bool | None:
+    """``raw`` as true/false (see ``int_of``)."""
+    return _typed(as_bool, "true or false", model, fact, raw, file, line, source)
+
+
+def duration_of(
+    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+) -> float | None:
+    """A Lightning duration (``DD:HH:MM:SS``, ``H:MM:SS``, a timedelta dict or seconds)."""
+    return _typed(
+        lambda v: as_float(v) if isinstance(v, (int, float)) else lightning_time(v),
+        "a duration (DD:HH:MM:SS, or a dict of days/hours/minutes/seconds)",
+        model,
+        fact,
+        raw,
+        file,
+        line,
+        source,
+    )
+
+
 def precision(model: JobModel, mode: str, file: str | None, line: int | None, source: str) -> None:
     """Record the compute precision (bf16 | fp16 | fp8 | fp32)."""
     model.set("job.precision.mode", mode, file, line, source)
@@ -162,7 +227,9 @@ def slurm_time(text: str) -> float | None:
 
 
 def lightning_time(v: Any) -> float | None:
-    """Lightning ``max_time``: "DD:HH:MM:SS" or a dict of timedelta fields."""
+    """Lightning ``max_time``: "DD:HH:MM:SS" or a dict of timedelta fields; also a
+    ``datetime.timedelta`` as text ("0:00:45", "1 day, 2:00:00"), as LightningCLI writes
+    a strategy's ``timeout``."""
     if isinstance(v, dict):
         mult = {"days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}
         total = 0.0
@@ -173,8 +240,17 @@ def lightning_time(v: Any) -> float | None:
             total += f * mult[k]
         return total
     if isinstance(v, str):
-        parts = v.strip().split(":")
-        if len(parts) == 4 and all(p.isdigit() for p in parts):
+        text = v.strip()
+        days = 0
+        # str(datetime.timedelta): "0:00:45", "1 day, 2:00:00", "3 days, 0:00:00"
+        dm = re.match(r"^(\d+) days?,\s*(.*)$", text)
+        if dm:
+            days, text = int(dm.group(1)), dm.group(2)
+        parts = text.split(":")
+        if len(parts) == 4 and not dm and all(p.isdigit() for p in parts):
             d, h, m, s = map(int, parts)
             return ((d * 24 + h) * 60 + m) * 60 + s
+        if len(parts) == 3 and all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts):
+            hf, mf, sf = (float(p) for p in parts)
+            return days * 86400 + hf * 3600 + mf * 60 + sf
     return None

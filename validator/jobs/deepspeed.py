@@ -33,24 +33,28 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
             m.add(
                 "job.config.ignored_keys", f"{key} ({why})", ctx.file, ln(key), f"deepspeed: {key}"
             )
-    train, micro, gas = (
-        g(k)
-        for k in (
-            "train_batch_size",
-            "train_micro_batch_size_per_gpu",
-            "gradient_accumulation_steps",
-        )
-    )
-    for fact, key, v in (
-        ("job.batch.global", "train_batch_size", train),
-        ("job.batch.micro", "train_micro_batch_size_per_gpu", micro),
-        ("job.batch.accumulation", "gradient_accumulation_steps", gas),
+    nums: list[int | None] = []
+    for fact, key in (
+        ("job.batch.global", "train_batch_size"),
+        ("job.batch.micro", "train_micro_batch_size_per_gpu"),
+        ("job.batch.accumulation", "gradient_accumulation_steps"),
     ):
-        n = c.as_int(v)
+        n = c.int_of(m, fact, g(key), ctx.file, ln(key), f"deepspeed: {key}")
+        nums.append(n)
         if n is not None:
             m.set(fact, n, ctx.file, ln(key), f"deepspeed: {key}")
-    explicit = [c.as_int(v) is not None for v in (train, micro, gas)]
-    if explicit[0] and not explicit[2] and gas is None:
+    gas = g("gradient_accumulation_steps")
+    explicit = [n is not None for n in nums]
+    if explicit[0] and not explicit[1] and explicit[2]:
+        # DeepSpeed infers micro = train // (grad_acc x dp), then asserts the product
+        m.set(
+            "job.batch.rule",
+            "divisible_accumulation",
+            ctx.file,
+            ln("train_batch_size"),
+            "deepspeed: train_micro_batch_size_per_gpu inferred as train // (grad_acc x dp)",
+        )
+    elif explicit[0] and not explicit[2] and c._not_set(gas):
         m.set(
             "job.batch.rule",
             "divisible",
@@ -66,7 +70,7 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
             ln("train_batch_size"),
             "deepspeed: train_batch_size = micro x grad_acc x dp",
         )
-    if gas is None:
+    if c._not_set(gas):
         m.default(
             "job.batch.accumulation", 1, ctx.file, "deepspeed: gradient_accumulation_steps = 1"
         )
@@ -80,7 +84,14 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
             ln("communication_data_type"),
             "deepspeed: communication_data_type",
         )
-    spp = c.as_int(g("steps_per_print"))
+    spp = c.int_of(
+        m,
+        "job.logging.interval_steps",
+        g("steps_per_print"),
+        ctx.file,
+        ln("steps_per_print"),
+        "deepspeed: steps_per_print",
+    )
     if spp is not None:
         m.set(
             "job.logging.interval_steps",
@@ -111,7 +122,14 @@ def _precision(ctx: Ctx, g: Any, ln: Any) -> None:
     auto = any(isinstance(v, str) and v.lower() == "auto" for v in (fp16, bf16))
     if c.as_bool(fp16):
         c.precision(m, "fp16", ctx.file, ln("fp16", "enabled"), "deepspeed: fp16.enabled")
+    if c.as_bool(fp16) or (isinstance(fp16, str) and fp16.lower() == "auto"):
+        # with "auto" the host (HF Trainer, Accelerate) turns fp16 on or off, but the
+        # scaling is DeepSpeed's own: its loss_scale wins over the host's GradScaler.
+        # A host's "GradScaler, dynamic" is replaced: under DeepSpeed it is not used.
         ls = c.as_float(g("fp16", "loss_scale"))
+        host = m.entries.get("job.precision.loss_scaling")
+        if host is not None and "GradScaler" in host.source:
+            del m.entries["job.precision.loss_scaling"]
         if ls is None or ls == 0:
             m.set(
                 "job.precision.loss_scaling",

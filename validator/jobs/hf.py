@@ -37,6 +37,8 @@ def read_trainer(ctx: Ctx) -> None:
         c.precision(m, "bf16", ctx.file, ctx.line("bf16"), "hf: bf16")
     if fp16:
         c.precision(m, "fp16", ctx.file, ctx.line("fp16"), "hf: fp16")
+    if fp16 and g("deepspeed") is None:
+        # under DeepSpeed the scaling is DeepSpeed's (fp16.loss_scale), not GradScaler's
         m.set(
             "job.precision.loss_scaling",
             "dynamic",
@@ -50,7 +52,7 @@ def read_trainer(ctx: Ctx) -> None:
         ("per_device_train_batch_size", "job.batch.micro", 8),
         ("gradient_accumulation_steps", "job.batch.accumulation", 1),
     ):
-        n = c.as_int(g(key))
+        n = ctx.int_at(fact, (key,), f"hf: {key}")
         if n is not None:
             ctx.set(fact, n, (key,), f"hf: {key}")
         else:
@@ -65,8 +67,12 @@ def read_trainer(ctx: Ctx) -> None:
         else:
             m.default("job.checkpoint.enabled", True, ctx.file, "hf: save_strategy = steps")
         if strategy == "steps":
-            ss = c.as_int(g("save_steps"))
-            if ss is not None and ss >= 1:
+            # an int, or a float below 1 (a ratio of the total steps: not a step count)
+            ssf = ctx.float_at(
+                "job.checkpoint.interval_steps", ("save_steps",), "hf: save_steps"
+            )
+            ss = c.as_int(ssf) if ssf is not None and ssf >= 1 else None
+            if ss is not None:
                 ctx.set("job.checkpoint.interval_steps", ss, ("save_steps",), "hf: save_steps")
             elif g("save_steps") is None:
                 m.default("job.checkpoint.interval_steps", 500, ctx.file, "hf: save_steps = 500")
@@ -83,8 +89,9 @@ def read_trainer(ctx: Ctx) -> None:
             "hf: save_only_model = True (cannot resume)",
         )
     if str(g("logging_strategy") or "steps").lower() == "steps":
-        ls = c.as_int(g("logging_steps"))
-        if ls is not None and ls >= 1:
+        lsf = ctx.float_at("job.logging.interval_steps", ("logging_steps",), "hf: logging_steps")
+        ls = c.as_int(lsf) if lsf is not None and lsf >= 1 else None
+        if ls is not None:
             ctx.set("job.logging.interval_steps", ls, ("logging_steps",), "hf: logging_steps")
         elif g("logging_steps") is None:
             m.default("job.logging.interval_steps", 500, ctx.file, "hf: logging_steps = 500")
@@ -108,12 +115,12 @@ def read_trainer(ctx: Ctx) -> None:
             ctx.line("skip_memory_metrics"),
             "hf: skip_memory_metrics = False",
         )
-    to = c.as_float(g("ddp_timeout"))
+    to = ctx.float_at("job.recovery.detection_timeout", ("ddp_timeout",), "hf: ddp_timeout")
     if to is not None:
         ctx.set("job.recovery.detection_timeout", to, ("ddp_timeout",), "hf: ddp_timeout")
     else:
         m.default("job.recovery.detection_timeout", 1800, ctx.file, "hf: ddp_timeout = 1800 s")
-    steps = c.as_int(g("max_steps"))
+    steps = ctx.int_at("job.train_steps", ("max_steps",), "hf: max_steps")
     if steps is not None and steps > 0:
         ctx.set("job.train_steps", steps, ("max_steps",), "hf: max_steps")
     ds = g("deepspeed")
@@ -140,7 +147,7 @@ def read_accelerate(ctx: Ctx) -> None:
                 ctx.line("mixed_precision"),
                 f"accelerate: mixed_precision = {mp}",
             )
-            if word == "fp16":
+            if word == "fp16" and g("deepspeed_config") is None:
                 m.set(
                     "job.precision.loss_scaling",
                     "dynamic",
@@ -150,10 +157,10 @@ def read_accelerate(ctx: Ctx) -> None:
                 )
     elif g("deepspeed_config", "deepspeed_config_file") is None:
         c.precision_default(m, "fp32", ctx.file, "accelerate: mixed_precision = no")
-    n = c.as_int(g("num_processes"))
+    n = ctx.int_at("job.world_size", ("num_processes",), "accelerate: num_processes")
     if n is not None and n > 0:
         ctx.set("job.world_size", n, ("num_processes",), "accelerate: num_processes (total)")
-    nm = c.as_int(g("num_machines"))
+    nm = ctx.int_at("job.resources.nodes", ("num_machines",), "accelerate: num_machines")
     if nm is not None and nm > 0:
         ctx.set("job.resources.nodes", nm, ("num_machines",), "accelerate: num_machines")
         if n and n > 0 and n % nm == 0:

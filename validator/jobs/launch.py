@@ -61,6 +61,8 @@ def _set_int(ctx: Ctx, flags: Flags, fact: str, source: str, *names: str) -> int
     hit = _f(flags, *names)
     if hit is None:
         return None
+    # a flag's value in a shell script is what the line says, not a typed value (a
+    # case pattern, a loop variable): what is not a number is left unknown, not an error
     n = c.as_int(hit[0])
     if n is not None:
         ctx.model.set(fact, n, ctx.file, hit[1], f"{source}: --{names[0]}")

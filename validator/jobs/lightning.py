@@ -67,11 +67,18 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
     if tpath is not None:
         _trainer(ctx, tpath, nemo)
     # callbacks: in the trainer, or a Hydra callbacks file (name -> {_target_: ...})
+    # a Hydra composed config has groups: callbacks: {name: {_target_: ...}} (also
+    # logger:), next to trainer:; a callbacks/*.yaml file has the entries at the top
     callbacks: list[tuple[tuple[Any, ...], Any]] = []
-    if tpath is not None and isinstance(ctx.get(*tpath, "callbacks"), list):
-        callbacks += [
-            ((*tpath, "callbacks", i), cb) for i, cb in enumerate(ctx.get(*tpath, "callbacks"))
-        ]
+    groups: list[tuple[Any, ...]] = [("callbacks",), ("logger",)]
+    if tpath is not None:
+        groups.append((*tpath, "callbacks"))
+    for gp in dict.fromkeys(groups):
+        seq = ctx.get(*gp)
+        if isinstance(seq, list):
+            callbacks += [((*gp, i), cb) for i, cb in enumerate(seq)]
+        elif isinstance(seq, dict) and "_target_" not in seq and "class_path" not in seq:
+            callbacks += [((*gp, k), v) for k, v in seq.items() if isinstance(v, dict)]
     callbacks += [((k,), v) for k, v in data.items() if isinstance(v, dict) and "_target_" in v]
     for path, cb in callbacks:
         _callback(ctx, path, cb)
@@ -107,7 +114,9 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
                 )
     else:
         c.precision_default(m, "fp32", ctx.file, "lightning: precision = 32-true")
-    acc = c.as_int(g("accumulate_grad_batches"))
+    acc = ctx.int_at(
+        "job.batch.accumulation", (*t, "accumulate_grad_batches"), src + "accumulate_grad_batches"
+    )
     if acc is not None:
         ctx.set(
             "job.batch.accumulation",
@@ -117,20 +126,22 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
         )
     else:
         m.default("job.batch.accumulation", 1, ctx.file, "lightning: accumulate_grad_batches = 1")
-    for key, fact in (
-        ("num_nodes", "job.resources.nodes"),
-        ("devices", "job.resources.gpus_per_node"),
-    ):
-        n = c.as_int(g(key))
-        if n is not None and n > 0:
-            ctx.set(fact, n, (*t, key), src + key)
-    steps = c.as_int(g("max_steps"))
+    nn = ctx.int_at("job.resources.nodes", (*t, "num_nodes"), src + "num_nodes")
+    if nn is not None and nn > 0:
+        ctx.set("job.resources.nodes", nn, (*t, "num_nodes"), src + "num_nodes")
+    # devices may also be a list of ids or "0,1": only a plain count is taken
+    n = c.as_int(g("devices"))
+    if n is not None and n > 0:
+        ctx.set("job.resources.gpus_per_node", n, (*t, "devices"), src + "devices")
+    steps = ctx.int_at("job.train_steps", (*t, "max_steps"), src + "max_steps")
     if steps is not None and steps > 0:
         ctx.set("job.train_steps", steps, (*t, "max_steps"), src + "max_steps")
-    mt = c.lightning_time(g("max_time"))
+    mt = c.duration_of(
+        m, "job.duration", g("max_time"), ctx.file, ctx.line(*t, "max_time"), src + "max_time"
+    )
     if mt is not None:
         ctx.set("job.duration", mt, (*t, "max_time"), src + "max_time")
-    les = c.as_int(g("log_every_n_steps"))
+    les = ctx.int_at("job.logging.interval_steps", (*t, "log_every_n_steps"), src + "log_every_n_steps")
     if les is not None:
         ctx.set(
             "job.logging.interval_steps", les, (*t, "log_every_n_steps"), src + "log_every_n_steps"
@@ -138,15 +149,17 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
     else:
         m.default("job.logging.interval_steps", 50, ctx.file, "lightning: log_every_n_steps = 50")
     if not nemo:
-        ec = g("enable_checkpointing")
-        if c.as_bool(ec) is not None:
+        ec = ctx.bool_at(
+            "job.checkpoint.enabled", (*t, "enable_checkpointing"), src + "enable_checkpointing"
+        )
+        if ec is not None:
             ctx.set(
                 "job.checkpoint.enabled",
-                c.as_bool(ec),
+                ec,
                 (*t, "enable_checkpointing"),
                 src + "enable_checkpointing",
             )
-        else:
+        elif not m.has("job.checkpoint.enabled"):
             m.default(
                 "job.checkpoint.enabled",
                 True,
@@ -160,13 +173,22 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
             c.sink(m, name, ctx.file, ctx.line(*t, "logger"), f"{src}logger[{i}]")
     sname, sargs = _cls(g("strategy"))
     if sname and "timeout" in sargs:
-        to = sargs["timeout"]
-        secs = c.lightning_time(to) if isinstance(to, dict) else c.as_float(to)
+        spath = (*t, "strategy", *(("init_args",) if "class_path" in g("strategy") else ()))
+        tline = ctx.line(*spath, "timeout")
+        secs = c.duration_of(
+            m,
+            "job.recovery.detection_timeout",
+            sargs["timeout"],
+            ctx.file,
+            tline,
+            f"{src}strategy {sname}.timeout",
+        )
         if secs is not None:
-            ctx.set(
+            m.set(
                 "job.recovery.detection_timeout",
                 secs,
-                (*t, "strategy"),
+                ctx.file,
+                tline,
                 f"{src}strategy {sname}.timeout",
             )
     plugins = g("plugins")

@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "ici_context_parallelism": 1,
     "dcn_context_parallelism": 1,
     "enable_wandb": False,
+    "optimizer_memory_host_offload": False,
 }
 
 
@@ -171,6 +172,26 @@ def read(ctx: Ctx) -> None:
     ):
         if c.as_bool(val(key)):
             c.sink(m, sink, ctx.file, None, f"maxtext: {key}")
+    # train.py's train_step records learning/grad_norm, raw_grad_norm and param_norm
+    # (unless optimizer_memory_host_offload) and perf/per_device_tflops_per_sec with
+    # perf/step_time_seconds on every step: written to every sink at log_period
+    line = _lookup(layers, "log_period")[1]
+    where = (line.file, line.line("log_period")) if line else (ctx.file, None)
+    if not c.as_bool(val("optimizer_memory_host_offload")):
+        c.metric(
+            m,
+            "gradient_stats",
+            where[0],
+            where[1],
+            "maxtext: train_step logs learning/grad_norm, raw_grad_norm, param_norm (by default)",
+        )
+    c.metric(
+        m,
+        "gpu_utilization",
+        where[0],
+        where[1],
+        "maxtext: train_step logs perf/per_device_tflops_per_sec (by default)",
+    )
     if c.as_bool(val("monitor_goodput")):
         c.metric(m, "gpu_utilization", ctx.file, None, "maxtext: monitor_goodput")
     if (c.as_int(val("steps")) or 0) > 0:

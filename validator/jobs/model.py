@@ -87,6 +87,7 @@ class Entry:
     line: int | None
     source: str
     default: bool = False
+    error: str | None = None  # the value is of the wrong type: the fact is an error value
 
 
 class JobModel:
@@ -112,12 +113,39 @@ class JobModel:
         old = self.entries.get(name)
         if old is None or old.default:
             self.entries[name] = Entry(value, file, line, source)
-        elif old.value != value:
+        elif old.error is None and old.value != value:
             where = f"{file}:{line}" if line else str(file)
             self.conflicts.append(
                 f"{name}: {old.source} = {old.value!r} at "
                 f"{old.file}:{old.line}, but {source} = {value!r} at {where}"
             )
+
+    def invalid(
+        self, name: str, raw: Any, file: str | None, line: int | None, source: str, expected: str
+    ) -> None:
+        """A key whose value has the wrong type (``steps_per_print: {"a": 1}``).
+
+        The framework would reject it or do something nobody intended, so the value is
+        neither dropped nor replaced by the default: the key becomes an ``error``
+        finding at its line (LINT-00) and the fact an error value, so every rule that
+        depends on it ends in ``error``, never in a pass on the default.
+        """
+        assert name in FACTS, name
+        shown = repr(raw)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        reason = f"{source} = {shown}: expected {expected}"
+        self.error(file or "", line, reason)
+        old = self.entries.get(name)
+        if old is None or old.default:
+            self.entries[name] = Entry(None, file, line, source, error=reason)
+
+    def inherited(self, name: str, file: str | None, source: str) -> None:
+        """A value the file leaves to a base it cannot see (a registered TF experiment):
+        unknown (null), with a source that says so, never a stand-in default."""
+        assert name in FACTS, name
+        if name not in self.entries:
+            self.entries[name] = Entry(None, file, None, f"inherited default: {source}", default=True)
 
     def default(self, name: str, value: Any, file: str | None, source: str) -> None:
         """A framework default, used only where no file sets the value."""
@@ -132,8 +160,22 @@ class JobModel:
             bucket.append((value, file, line, source))
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The value, or ``default`` when unset or an error value."""
         e = self.entries.get(name)
-        return e.value if e is not None else default
+        return e.value if e is not None and e.error is None else default
+
+    def failed(self, name: str) -> Entry | None:
+        """The entry of ``name`` if it is an error value."""
+        e = self.entries.get(name)
+        return e if e is not None and e.error is not None else None
+
+    def _propagate(self, name: str, derived: str, why: str) -> bool:
+        """Make ``derived`` an error value where ``name``, which it is computed from, is one."""
+        e = self.failed(name)
+        if e is None or self.has(derived):
+            return e is not None
+        self.entries[derived] = Entry(None, e.file, e.line, e.source, error=f"{why}: {e.error}")
+        return True
 
     def has(self, name: str) -> bool:
         return name in self.entries
@@ -160,6 +202,9 @@ class JobModel:
         self._recovery()
 
     def _from_set(self, gpu_count: int | None, step_time_s: float | None) -> None:
+        if gpu_count is None:
+            for part in ("job.resources.nodes", "job.resources.gpus_per_node"):
+                self._propagate(part, "job.world_size", "the world size is nodes x GPUs per node")
         if not self.has("job.world_size"):
             nodes, per = self.get("job.resources.nodes"), self.get("job.resources.gpus_per_node")
             if isinstance(nodes, int) and isinstance(per, int):
@@ -175,11 +220,15 @@ class JobModel:
             self.set("job.world_size", int(gpu_count), None, None, "--set gpu_count")
         ws = self.entries.get("job.world_size")
         if ws is not None and not self.has("job.gpu_count"):
-            self.entries["job.gpu_count"] = Entry(ws.value, ws.file, ws.line, ws.source)
+            self.entries["job.gpu_count"] = Entry(ws.value, ws.file, ws.line, ws.source, error=ws.error)
         if step_time_s is not None and not self.has("job.step_time"):
             self.set("job.step_time", float(step_time_s), None, None, "--set step_time")
 
     def _parallel(self) -> None:
+        for k in ("tp", "pp", "cp"):
+            self._propagate(f"job.parallel.{k}", "job.parallel.model_size", "tp x pp x cp")
+        for k in ("job.world_size", "job.parallel.model_size"):
+            self._propagate(k, "job.parallel.dp", "dp = world size / (tp x pp x cp)")
         degrees = [self.get(f"job.parallel.{k}") for k in ("tp", "pp", "cp")]
         known = [d for d in degrees if isinstance(d, int) and d > 0]
         if known:
@@ -217,6 +266,11 @@ class JobModel:
             )
 
     def _checkpoint(self) -> None:
+        self._propagate(
+            "job.checkpoint.interval_steps", "job.checkpoint.interval_time", "steps x step time"
+        )
+        if not self.has("job.resources.time_limit"):
+            self._propagate("job.train_steps", "job.duration", "train steps x step time")
         steps, st = self.get("job.checkpoint.interval_steps"), self.get("job.step_time")
         if (
             isinstance(steps, (int, float))
@@ -231,7 +285,9 @@ class JobModel:
             tl = self.entries.get("job.resources.time_limit")
             n, st = self.get("job.train_steps"), self.get("job.step_time")
             if tl is not None:
-                self.entries["job.duration"] = Entry(tl.value, tl.file, tl.line, tl.source)
+                self.entries["job.duration"] = Entry(
+                    tl.value, tl.file, tl.line, tl.source, error=tl.error
+                )
             elif isinstance(n, (int, float)) and n > 0 and isinstance(st, (int, float)):
                 e = self.entries["job.train_steps"]
                 self.entries["job.duration"] = Entry(
@@ -247,6 +303,9 @@ class JobModel:
                 )
 
     def _logging(self) -> None:
+        self._propagate(
+            "job.logging.interval_steps", "job.logging.interval_time", "steps x step time"
+        )
         steps, st = self.get("job.logging.interval_steps"), self.get("job.step_time")
         if (
             isinstance(steps, (int, float))
@@ -284,8 +343,12 @@ class JobModel:
             )
         for t in self.timeouts:
             cur = self.entries.get("job.recovery.detection_timeout")
+            if cur is not None and cur.error is not None:
+                break
             if cur is None or not isinstance(cur.value, (int, float)) or t.value > cur.value:
                 self.entries["job.recovery.detection_timeout"] = t
+        for k in ("job.recovery.max_restarts", "job.recovery.requeue"):
+            self._propagate(k, "job.recovery.auto_restart", "automatic restart")
         mr = self.get("job.recovery.max_restarts")
         rq = self.get("job.recovery.requeue")
         if not self.has("job.recovery.auto_restart") and (mr is not None or rq is not None):
@@ -313,6 +376,12 @@ class JobModel:
                 )
                 continue
             e = self.entries.get(name)
+            if e is not None and e.error is not None:
+                err = fdoc.error(e.error, source=e.source)
+                if e.file:
+                    err["location"] = {"file": e.file, "line": e.line}
+                out[name] = err
+                continue
             if e is None:
                 first = {"file": self.files[0], "line": None} if self.files else None
                 out[name] = fdoc.value(None, unit=unit, source="not set", location=first)

@@ -2,9 +2,10 @@
 
 A YAML file only overrides the experiment factory's values (``--experiment`` picks the
 factory; each ``--config_file`` is applied strictly on top). A key the file does not
-set therefore takes the factory's value, which the file cannot show; the linter uses
-the ``config_definitions.py`` dataclass default and says so in the source ("default:
-... inherited from the registered experiment unless it overrides it").
+set therefore takes the factory's value, which the file cannot show. Such a value is
+an *inherited default*: it is never replaced by the ``config_definitions.py`` dataclass
+default (the experiment usually overrides it), so no rule passes or fails on it; the
+fact is unknown, its source says "inherited default" and names the key to set.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from __future__ import annotations
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 
-INHERITED = " (dataclass default; the registered experiment may override it)"
+INHERITED = (
+    "not set in the file; inherited from the registered experiment's defaults, which "
+    "this tool cannot see"
+)
+PRECISION_INHERITED = (
+    "inherited default: not set in the file; the registered experiment's value cannot be "
+    "seen here (set runtime.mixed_precision_dtype)"
+)
 
 
 def read(ctx: Ctx) -> None:
@@ -28,9 +36,22 @@ def read(ctx: Ctx) -> None:
             ctx.line("runtime", "mixed_precision_dtype"),
             f"tf-model-garden: runtime.mixed_precision_dtype = {mpd}",
         )
-    else:
-        c.precision_default(
-            m, "fp32", ctx.file, "tf-model-garden: runtime.mixed_precision_dtype = None" + INHERITED
+    elif mpd is not None:
+        m.invalid(
+            "job.precision.mode",
+            mpd,
+            ctx.file,
+            ctx.line("runtime", "mixed_precision_dtype"),
+            "tf-model-garden: runtime.mixed_precision_dtype",
+            "float32, float16 or bfloat16",
+        )
+    elif not m.has("job.precision.mode"):
+        # a string, not null: PREC-01's skip then shows why and which key decides it
+        m.default(
+            "job.precision.mode",
+            PRECISION_INHERITED,
+            ctx.file,
+            f"tf-model-garden: runtime.mixed_precision_dtype {INHERITED}",
         )
     ls = g("runtime", "loss_scale")
     if word == "fp16":
@@ -69,7 +90,11 @@ def read(ctx: Ctx) -> None:
                 ctx.line("task", part, "dtype"),
                 f"tf-model-garden: task.{part}.dtype",
             )
-    gbs = c.as_int(g("task", "train_data", "global_batch_size"))
+    gbs = ctx.int_at(
+        "job.batch.global",
+        ("task", "train_data", "global_batch_size"),
+        "tf-model-garden: task.train_data.global_batch_size",
+    )
     if gbs:
         ctx.set(
             "job.batch.global",
@@ -100,8 +125,12 @@ def read(ctx: Ctx) -> None:
             "tf-model-garden: runtime.num_gpus",
         )
     ci = g("trainer", "checkpoint_interval")
-    if ci is not None:
-        n = c.as_int(ci)
+    n = ctx.int_at(
+        "job.checkpoint.interval_steps",
+        ("trainer", "checkpoint_interval"),
+        "tf-model-garden: trainer.checkpoint_interval",
+    )
+    if n is not None:
         ctx.set(
             "job.checkpoint.enabled",
             bool(n),
@@ -116,26 +145,22 @@ def read(ctx: Ctx) -> None:
                 ("trainer", "checkpoint_interval"),
                 "tf-model-garden: trainer.checkpoint_interval",
             )
-    else:
-        m.default(
-            "job.checkpoint.enabled",
-            True,
-            ctx.file,
-            "tf-model-garden: checkpoint_interval = 1000" + INHERITED,
-        )
-        m.default(
-            "job.checkpoint.interval_steps",
-            1000,
-            ctx.file,
-            "tf-model-garden: trainer.checkpoint_interval = 1000" + INHERITED,
-        )
+    elif ci is None:
+        for fact in ("job.checkpoint.enabled", "job.checkpoint.interval_steps"):
+            m.inherited(
+                fact, ctx.file, f"tf-model-garden: trainer.checkpoint_interval {INHERITED}"
+            )
     m.default(
         "job.checkpoint.resume",
         True,
         ctx.file,
         "tf-model-garden: the trainer restores the latest checkpoint in model_dir",
     )
-    si = c.as_int(g("trainer", "summary_interval"))
+    si = ctx.int_at(
+        "job.logging.interval_steps",
+        ("trainer", "summary_interval"),
+        "tf-model-garden: trainer.summary_interval",
+    )
     if si:
         ctx.set(
             "job.logging.interval_steps",
@@ -144,14 +169,15 @@ def read(ctx: Ctx) -> None:
             "tf-model-garden: trainer.summary_interval",
         )
     else:
-        m.default(
+        m.inherited(
             "job.logging.interval_steps",
-            1000,
             ctx.file,
-            "tf-model-garden: trainer.summary_interval = 1000" + INHERITED,
+            f"tf-model-garden: trainer.summary_interval {INHERITED}",
         )
     c.sink(m, "tensorboard", ctx.file, ctx.line("trainer"), "tf-model-garden: trainer summaries")
-    steps = c.as_int(g("trainer", "train_steps"))
+    steps = ctx.int_at(
+        "job.train_steps", ("trainer", "train_steps"), "tf-model-garden: trainer.train_steps"
+    )
     if steps:
         ctx.set(
             "job.train_steps",

@@ -30,6 +30,7 @@ def read(ctx: Ctx) -> None:
     # precision: float8 converters win; else FSDP mixed_precision_param (default bfloat16)
     conv = g("model", "converters")
     mpp, p = _first(ctx, ("training", "mixed_precision_param"))
+    old_fp8 = c.as_bool(g("float8", "enable_float8_linear"))
     if isinstance(conv, list) and any("float8" in str(x) for x in conv):
         c.precision(
             m,
@@ -37,6 +38,24 @@ def read(ctx: Ctx) -> None:
             ctx.file,
             ctx.line("model", "converters"),
             "torchtitan: model.converters float8",
+        )
+    elif old_fp8:
+        # the older schema (early 2025): [float8] enable_float8_linear = true
+        c.precision(
+            m,
+            "fp8",
+            ctx.file,
+            ctx.line("float8", "enable_float8_linear"),
+            "torchtitan: float8.enable_float8_linear (older schema)",
+        )
+    elif mpp is not None and c.dtype_word(mpp) is None:
+        m.invalid(
+            "job.precision.mode",
+            mpp,
+            ctx.file,
+            ctx.line(*p),
+            "torchtitan: training.mixed_precision_param",
+            "bfloat16 or float32",
         )
     elif mpp is not None:
         c.precision(
@@ -66,10 +85,15 @@ def read(ctx: Ctx) -> None:
             "torchtitan: training.mixed_precision_reduce = float32",
         )
     # batch
-    lbs, p = _first(ctx, ("training", "local_batch_size"), ("training", "batch_size"))
-    if c.as_int(lbs) is not None:
-        ctx.set("job.batch.micro", c.as_int(lbs), p, "torchtitan: training." + p[-1])
-    gbs = c.as_int(g("training", "global_batch_size"))
+    _lbs, p = _first(ctx, ("training", "local_batch_size"), ("training", "batch_size"))
+    n = ctx.int_at("job.batch.micro", p, "torchtitan: training." + p[-1])
+    if n is not None:
+        ctx.set("job.batch.micro", n, p, "torchtitan: training." + p[-1])
+    gbs = ctx.int_at(
+        "job.batch.global",
+        ("training", "global_batch_size"),
+        "torchtitan: training.global_batch_size",
+    )
     if gbs is not None and gbs > 0:
         ctx.set(
             "job.batch.global",
@@ -83,7 +107,7 @@ def read(ctx: Ctx) -> None:
             ("training", "global_batch_size"),
             "torchtitan: global % (local x dp) == 0",
         )
-    steps = c.as_int(g("training", "steps"))
+    steps = ctx.int_at("job.train_steps", ("training", "steps"), "torchtitan: training.steps")
     if steps is not None:
         ctx.set("job.train_steps", steps, ("training", "steps"), "torchtitan: training.steps")
     for key, fact in (
@@ -109,14 +133,17 @@ def read(ctx: Ctx) -> None:
     if r is not None and s is not None and s > 0 and r > 0:
         ctx.set("job.parallel.dp", r * s, p2, "torchtitan: dp_replicate x dp_shard")
     # checkpoint (two schemas)
-    en, p = _first(ctx, ("checkpoint", "enable"), ("checkpoint", "enable_checkpoint"))
-    if c.as_bool(en) is not None:
-        ctx.set("job.checkpoint.enabled", c.as_bool(en), p, f"torchtitan: checkpoint.{p[-1]}")
+    _en, p = _first(ctx, ("checkpoint", "enable"), ("checkpoint", "enable_checkpoint"))
+    enb = ctx.bool_at("job.checkpoint.enabled", p, f"torchtitan: checkpoint.{p[-1]}")
+    if enb is not None:
+        ctx.set("job.checkpoint.enabled", enb, p, f"torchtitan: checkpoint.{p[-1]}")
     else:
         m.default(
             "job.checkpoint.enabled", False, ctx.file, "torchtitan: checkpoint.enable = false"
         )
-    iv = c.as_int(g("checkpoint", "interval"))
+    iv = ctx.int_at(
+        "job.checkpoint.interval_steps", ("checkpoint", "interval"), "torchtitan: checkpoint.interval"
+    )
     itype = str(g("checkpoint", "interval_type") or "steps").lower()
     if iv is not None and itype == "steps":
         ctx.set(
@@ -144,7 +171,7 @@ def read(ctx: Ctx) -> None:
             "torchtitan: resumes from the latest step in checkpoint.folder",
         )
     # metrics
-    lf = c.as_int(g("metrics", "log_freq"))
+    lf = ctx.int_at("job.logging.interval_steps", ("metrics", "log_freq"), "torchtitan: metrics.log_freq")
     if lf is not None:
         ctx.set(
             "job.logging.interval_steps",
@@ -173,7 +200,11 @@ def read(ctx: Ctx) -> None:
             ctx.line("comm", "trace_buf_size") or line,
             "torchtitan: comm.trace_buf_size (flight recorder)",
         )
-    tto = c.as_float(g("comm", "train_timeout_seconds"))
+    tto = ctx.float_at(
+        "job.recovery.detection_timeout",
+        ("comm", "train_timeout_seconds"),
+        "torchtitan: comm.train_timeout_seconds",
+    )
     if tto is not None:
         ctx.set(
             "job.recovery.detection_timeout",
