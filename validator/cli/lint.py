@@ -6,6 +6,11 @@ directory whose config files are read together. Values no config can know come f
 skipped, naming the key, until they are given. A file that cannot be read becomes an
 ``error`` finding at its file and line while the other files are still linted; when no
 PATH yields anything readable the run itself fails (exit 2, one line).
+
+``--jobs-of-files`` is for pre-commit, which hands over the changed files one by one:
+each file stands for the job in its folder (the config files directly beside it), and
+each folder is linted once as one job. Linting a ``ds_config.json`` alone would fail the
+rules its launcher satisfies (MON-01, REC-02), and a job's files pass or fail together.
 """
 
 from __future__ import annotations
@@ -46,26 +51,102 @@ def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+def _folder_jobs(paths: tuple[Path, ...]) -> list[tuple[str, list[Path]]]:
+    """Each file's folder as one job: (folder, the config files directly in it).
+
+    Not recursive: the folder of a file at the repository root is the root, and its
+    subfolders are other jobs. A named file is always part of its job, whatever its
+    name; a directory PATH stands for itself. Folders come in first-named order, once.
+    """
+    import os
+
+    from validator.jobs import DIR_EXT, MAX_FILES
+
+    jobs: dict[str, list[Path]] = {}
+    for p in paths:
+        folder = p if p.is_dir() else p.parent
+        key = os.path.normpath(str(folder))
+        if key not in jobs:
+            if p.is_dir():
+                jobs[key] = [p]
+                continue
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError as exc:
+                raise SpecCheckError(f"cannot list: {exc.strerror or exc}", file=str(folder)) from None
+            jobs[key] = [
+                folder / n for n in names
+                if (Path(n).suffix.lower() in DIR_EXT or n.startswith(".env"))
+                and not (folder / n).is_dir()
+            ][:MAX_FILES]
+        if not p.is_dir() and p not in jobs[key] and (p.exists() or p.is_symlink()):
+            jobs[key].append(p)
+    return list(jobs.items())
+
+
+def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
+    """Under --ignore-unknown: forget parse errors of files that are no job config.
+
+    A file that was read (so not an I/O, size, binary or encoding error) but did not make
+    it into the job is one that failed to parse or was not recognized. When its text
+    holds no key name of any known format (a Helm template, a workflow with ``{{ }}``),
+    it is not a config and its parse error is passed over; a recognizable config that
+    does not parse (a DeepSpeed JSON with a stray comma) stays an error.
+    """
+    from validator.jobs.detect import looks_like_config
+    from validator.jobs.source import ReadError, read_text
+
+    files = set(doc["facts"]["job.files"]["value"] or ())
+    kept = []
+    for e in doc["errors"]:
+        path = Path(e["file"])
+        if e["file"] not in files and not path.is_dir():
+            try:
+                text = read_text(path)
+            except ReadError:
+                kept.append(e)
+                continue
+            if not looks_like_config(path, text):
+                continue
+        kept.append(e)
+    doc["errors"] = kept
+
+
 def lint_documents(
-    paths: tuple[Path, ...], kind: str | None, params: Any, *, ignore_unknown: bool = False
+    paths: tuple[Path, ...],
+    kind: str | None,
+    params: Any,
+    *,
+    ignore_unknown: bool = False,
+    by_folder: bool = False,
 ) -> list[dict[str, Any]]:
-    """One job document per PATH; a run where nothing at all is readable is exit 2
-    (with ``ignore_unknown``, files of no known format are passed over silently)."""
+    """One job document per PATH (per folder with ``by_folder``); a run where nothing at
+    all is readable is exit 2 (with ``ignore_unknown``, files of no known format are
+    passed over silently, parse errors included)."""
     from validator.jobs import read_job
 
     gpu = params.get("gpu_count")
     step = params.get("step_time")
     gpu_count = int(gpu.value) if gpu is not None and gpu.is_set else None
     step_time = float(step.value.base) if step is not None and step.is_set else None
-    docs = []
     for p in paths:
-        if not p.exists() and not p.is_symlink():
+        if not p.exists() and not p.is_symlink() and not (by_folder and p.parent.is_dir()):
             raise SpecCheckError("no such file or directory", file=str(p))
+    jobs: list[tuple[str, list[Path]]]
+    if by_folder:
+        jobs = _folder_jobs(paths)
+        strict = False  # a folder's files are read as a directory's are
+    else:
+        jobs = [(str(p), [p]) for p in paths]
+        strict = not ignore_unknown
+    docs = []
+    for name, files in jobs:
         docs += read_job(
-            [p], kind, gpu_count=gpu_count, step_time_s=step_time, name=str(p),
-            strict=not ignore_unknown,
+            files, kind, gpu_count=gpu_count, step_time_s=step_time, name=name, strict=strict
         )
     if ignore_unknown:
+        for d in docs:
+            _drop_unrecognized_errors(d)
         return docs
     if all(not d["facts"]["job.files"]["value"] for d in docs):
         errs = [e for d in docs for e in d["errors"]]
@@ -80,7 +161,11 @@ def lint_documents(
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+# readable=False: an unreadable file is the reader's LINT-00 error finding (the other
+# PATHs are still linted), not click's usage error that stops the whole run
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False)
+)
 @click.option(
     "--kind",
     type=click.Choice(KINDS),
@@ -91,10 +176,20 @@ def lint_documents(
     "--ignore-unknown",
     is_flag=True,
     help="Pass over files of no known format (for pre-commit, which hands over every "
-    "changed .json/.yaml/.toml/.sh file) instead of failing on them.",
+    "changed .json/.yaml/.toml/.sh file) instead of failing on them; a file that does not "
+    "parse is passed over too unless it is recognizably a job config.",
+)
+@click.option(
+    "--jobs-of-files",
+    is_flag=True,
+    help="Lint the job each file belongs to: the config files in the file's folder (not "
+    "its subfolders), each folder once, as one job. For pre-commit, which names the "
+    "changed files rather than the jobs.",
 )
 @common_options
-def lint(paths: tuple[Path, ...], kind: str | None, ignore_unknown: bool, **kwargs: Any) -> None:
+def lint(
+    paths: tuple[Path, ...], kind: str | None, ignore_unknown: bool, jobs_of_files: bool, **kwargs: Any
+) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
     Megatron, Slurm, torchrun, PyTorchJob, env, MaxText, TF Model Garden).
 
@@ -106,7 +201,9 @@ def lint(paths: tuple[Path, ...], kind: str | None, ignore_unknown: bool, **kwar
 
     opts = run_options(kwargs)
     built = build(opts, ("job",))
-    docs = lint_documents(paths, kind, built.ctx.params, ignore_unknown=ignore_unknown)
+    docs = lint_documents(
+        paths, kind, built.ctx.params, ignore_unknown=ignore_unknown, by_folder=jobs_of_files
+    )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
     clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]
     report = evaluate_documents("lint", built, opts, clean, [d["subject"]["name"] for d in jobs])

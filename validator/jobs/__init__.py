@@ -120,6 +120,7 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
         text = read_text(path)
         if not text.strip():
             raise ReadError("empty file")
+        syntax: str | None
         if kind in detect.SHELL_KINDS:
             syntax = "shell"
         elif kind == "env":
@@ -130,8 +131,13 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
             syntax = "json"
         else:
             syntax = detect.syntax_of(path, text)
-            if kind and syntax in ("shell", "env"):
+            if kind and syntax in ("shell", "env", None):
                 syntax = "yaml"
+        if syntax is None:  # a shell script that neither launches nor configures a job
+            if explicit:
+                raise ReadError("a shell script with no #SBATCH, launcher line or NCCL_/TORCH_ "
+                                "exports: not a training job (use --kind to name its format)")
+            return
         ctx = Ctx(path, file, text, model, follow)
         if syntax in ("shell", "env"):
             model.files.append(file)

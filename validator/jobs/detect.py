@@ -5,8 +5,14 @@ keys: ``apiVersion``+``kind: PyTorchJob``; ``base_config``/``per_device_batch_si
 (MaxText); ``runtime``/``task``/``trainer.steps_per_loop`` (Model Garden);
 ``exp_manager`` or a Megatron ``model:`` batch (NeMo); ``distributed_type`` (Accelerate);
 ``trainer:``/``class_path``/``_target_`` (Lightning); TrainingArguments field names (HF);
-DeepSpeed's batch/precision/ZeRO keys in JSON. Shell scripts are recognized by a
-shebang, ``#SBATCH`` or launcher words; env files by ``KEY=VALUE`` lines only.
+DeepSpeed's batch/precision/ZeRO keys in JSON. Env files are recognized by ``KEY=VALUE``
+lines only.
+
+A shell script is a training job only when it says so: ``#SBATCH`` lines, a launcher at
+a command position (srun, torchrun, ``python -m torch.distributed``, ``accelerate
+launch``, deepspeed, mpirun) or ``NCCL_*``/``TORCH_*`` exports. Any other script (a
+``build.sh`` that runs ``make``) is ``None``, no config at all: linting it against the
+job rules would fail MON-01 on every repository that has a shell script.
 """
 
 from __future__ import annotations
@@ -75,14 +81,30 @@ MAXTEXT_KEYS = {
 }
 
 
-def syntax_of(path: Path, text: str) -> str:
-    """json | yaml | toml | shell | env."""
+# a launcher at a command position: line start, after ; & | ( $( or an opening quote/=
+# (``CMD="torchrun ..."``), behind optional ``exec``/``nohup``/``env``/``VAR=x`` prefixes
+_LAUNCHER = re.compile(
+    r"""(?:^|[;&|(=`"'])\s*(?:(?:exec|nohup|time|env|\$\(|[A-Za-z_]\w*=\S*)\s+)*"""
+    r"(?:\S*/)?(?:srun|torchrun|mpirun|mpiexec|deepspeed|accelerate\s+launch"
+    r"|python[\d.]*\s+(?:-\w+\s+)*-m\s+torch\.distributed(?:\.run|\.launch)?)(?![\w.-])",
+    re.M,
+)
+_JOB_SHELL = re.compile(r"^\s*#SBATCH|^\s*(?:export\s+)?(?:NCCL|TORCH)_\w*=", re.M)
+
+
+def is_job_shell(text: str) -> bool:
+    """Whether a shell script launches or configures a training job (see the module doc)."""
+    return bool(_JOB_SHELL.search(text) or _LAUNCHER.search(text))
+
+
+def syntax_of(path: Path, text: str) -> str | None:
+    """json | yaml | toml | shell | env, or None for a shell script that is no job."""
     ext = path.suffix.lower()
     head = text.lstrip()[:1]
     if ext in STRUCTURED_EXT:
         return STRUCTURED_EXT[ext]
     if ext in SHELL_EXT or text.startswith("#!") or re.search(r"^\s*#SBATCH", text, re.M):
-        return "shell"
+        return "shell" if is_job_shell(text) else None
     if ext == ".env" or path.name.startswith(".env"):
         return "env"
     if head in "{[" and head:
@@ -92,9 +114,36 @@ def syntax_of(path: Path, text: str) -> str:
     ]
     if lines and all(re.match(r"^(export\s+)?[A-Za-z_]\w*=", ln) for ln in lines):
         return "env"
-    if re.search(r"^\s*(torchrun|srun|deepspeed|accelerate launch|python)\b", text, re.M):
+    if is_job_shell(text):
         return "shell"
     return "yaml"
+
+
+# key names that make a file recognizably a job config even when it does not parse
+_CONFIG_WORDS = re.compile(
+    r"""(?:^|[\s{,"'])("""
+    + "|".join(
+        sorted(
+            DS_KEYS | HF_KEYS | ACC_KEYS | MAXTEXT_KEYS
+            | {"class_path", "_target_", "exp_manager", "pytorchReplicaSpecs", "PyTorchJob",
+               "tensor_model_parallel_size", "micro_batch_size"}
+        )
+    )
+    + r""")["']?\s*[:=]|^\s*\[\s*(?:training|parallelism|checkpoint|job|metrics)\s*\]""",
+    re.M,
+)
+
+
+def looks_like_config(path: Path, text: str) -> bool:
+    """Whether a file that failed to parse is still recognizably a training config.
+
+    Under ``--ignore-unknown`` a parse error in a file of no known format (a Helm
+    template, a CI workflow with ``{{ }}``) is passed over, but a DeepSpeed JSON with a
+    trailing comma must still be an error: its settings are unknown, never a pass.
+    """
+    if path.suffix.lower() in SHELL_EXT:
+        return is_job_shell(text)
+    return bool(_CONFIG_WORDS.search(text))
 
 
 def kind_of_tree(syntax: str, data: Any) -> str | None:

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MAX_BYTES = 16 * 1024 * 1024
-MAX_NODES = 500_000  # YAML nodes after alias expansion
+# The largest real config seen (MaxText base.yml) is 78 KB; 4 MiB is 50x that, and keeps
+# a hostile file's parse within seconds and a few hundred MB.
+MAX_BYTES = 4 * 1024 * 1024
+MAX_NODES = 1_000_000  # YAML nodes, each alias counted as a copy of what it names
 MISSING: Any = object()
 Path_ = tuple[Any, ...]
 
@@ -59,13 +61,22 @@ class Tree:
 
 
 def read_text(path: Path) -> str:
-    """The file's text; ReadError for unreadable, huge, binary or non-UTF-8 files."""
+    """The file's text; ReadError for unreadable, huge, binary, non-UTF-8 or non-regular files."""
+    import stat
+
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise ReadError("is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            # opening a FIFO blocks until a writer comes; a device may never end
+            raise ReadError("not a regular file (a FIFO, socket or device); not a training config")
+        if st.st_size > MAX_BYTES:
             raise ReadError(f"larger than {MAX_BYTES // 2**20} MiB; not a training config")
         with path.open("rb") as fh:
             raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:  # grew since stat
+            raise ReadError(f"larger than {MAX_BYTES // 2**20} MiB; not a training config")
     except ReadError:
         raise
     except IsADirectoryError:
@@ -86,10 +97,17 @@ def read_text(path: Path) -> str:
 
 
 def parse_yaml(text: str, file: str) -> Tree:
+    """Plain values and key lines straight from libyaml's event stream.
+
+    No node graph is composed and no constructor runs on a tag: events become values
+    as they come, so time and memory follow the text (a 4 MiB file parses in seconds).
+    Aliases share the anchored value and charge its size to a node budget, so a billion
+    laughs is stopped as an alias bomb while an alias-free file is never called one.
+    """
     import yaml
 
     try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        return _EventReader(yaml, file).read(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise ReadError(
@@ -99,18 +117,9 @@ def parse_yaml(text: str, file: str) -> Tree:
         raise ReadError(f"invalid YAML: {exc}") from None
     except RecursionError:
         raise ReadError("invalid YAML: nested too deeply") from None
-    docs = [d for d in docs if d is not None]
-    if not docs:
-        raise ReadError("empty file")
-    tree = Tree(file, None)
-    conv = _YamlConverter(tree)
-    try:
-        tree.data = conv.convert(docs[0], ())
-    except RecursionError:
-        raise ReadError("invalid YAML: nested too deeply") from None
-    return tree
 
 
+_STD = "tag:yaml.org,2002:"
 _STD_TAGS = {
     "str",
     "int",
@@ -127,69 +136,179 @@ _STD_TAGS = {
     "merge",
     "value",
 }
+MAX_DEPTH = 256  # real configs nest < 20 deep; readers and str() recurse on the values
 
 
-class _YamlConverter:
-    """Nodes to plain values, recording key lines; counts nodes to stop alias bombs."""
+class _Frame:
+    __slots__ = ("anchor", "has_key", "is_map", "key", "key_lines", "line", "merging", "path", "start", "value")
 
-    def __init__(self, tree: Tree):
-        import yaml
+    def __init__(self, is_map: bool, path: Path_, anchor: str | None, start: int, line: int):
+        self.is_map = is_map
+        self.value: Any = {} if is_map else []
+        self.path = path
+        self.anchor = anchor
+        self.start = start
+        self.line = line
+        self.key: Any = None
+        self.has_key = False
+        self.merging = False
+        self.key_lines: dict[Any, int] = {}
 
+
+class _EventReader:
+    """Turns parser events into plain values, recording the line of each key path."""
+
+    def __init__(self, yaml: Any, file: str):
         self.yaml = yaml
-        self.tree = tree
-        self.count = 0
-        self.scalar_loader = yaml.SafeLoader("")
+        self.tree = Tree(file, None)
+        self.nodes = 0  # nodes in the text
+        self.expanded = 0  # nodes counting each alias as a copy of its anchor
+        self.aliases = 0
+        self.anchors: dict[str, tuple[Any, int, dict[Any, int]]] = {}
+        self.stack: list[_Frame] = []
+        self.docs: list[Any] = []
+        self.resolver = yaml.resolver.Resolver()
+        self.constructor = yaml.constructor.SafeConstructor()
 
-    def convert(self, node: Any, path: Path_) -> Any:
+    def read(self, text: str) -> Tree:
         yaml = self.yaml
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise ReadError(
-                f"more than {MAX_NODES} YAML nodes after alias expansion (alias bomb?)",
-                line=node.start_mark.line + 1,
-            )
-        tag = node.tag or ""
-        if tag.startswith("tag:yaml.org,2002:"):
-            if tag.rsplit(":", 1)[1] not in _STD_TAGS:
-                raise ReadError(
-                    f"unsupported tag {tag!r}; only plain YAML is accepted",
-                    line=node.start_mark.line + 1,
-                )
-        elif tag.startswith("!"):
-            # a local tag (!Ref, !include): keep the scalar as text, never interpret it
-            if isinstance(node, yaml.ScalarNode):
-                return node.value
-        else:
-            raise ReadError(
-                f"unsupported tag {tag!r}; only plain YAML is accepted",
-                line=node.start_mark.line + 1,
-            )
-        if isinstance(node, yaml.MappingNode):
-            out: dict[Any, Any] = {}
-            for k_node, v_node in node.value:
-                if k_node.tag.endswith(":merge"):
-                    merged = self.convert(v_node, path)
-                    for m in merged if isinstance(merged, list) else [merged]:
-                        if isinstance(m, dict):
-                            for k, v in m.items():
-                                out.setdefault(k, v)
-                    continue
-                key = self.convert(k_node, path)
-                if not isinstance(key, (str, int, float, bool)) and key is not None:
-                    key = str(key)
-                self.tree.lines[tuple(path) + (key,)] = k_node.start_mark.line + 1
-                out[key] = self.convert(v_node, (*path, key))
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            items = []
-            for i, child in enumerate(node.value):
-                self.tree.lines.setdefault((*path, i), child.start_mark.line + 1)
-                items.append(self.convert(child, (*path, i)))
-            return items
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
         try:
-            return self.scalar_loader.construct_object(node, deep=False)
+            while True:
+                ev = loader.get_event()
+                if isinstance(ev, yaml.ScalarEvent):
+                    self.scalar(ev)
+                elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                    self.start(ev, isinstance(ev, yaml.MappingStartEvent))
+                elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                    self.end()
+                elif isinstance(ev, yaml.AliasEvent):
+                    self.alias(ev)
+                elif isinstance(ev, yaml.DocumentStartEvent):
+                    self.anchors = {}
+                elif isinstance(ev, yaml.StreamEndEvent):
+                    break
+        finally:
+            loader.dispose()
+        if not self.docs:
+            raise ReadError("empty file")
+        self.tree.data = self.docs[0]
+        return self.tree
+
+    def count(self, n: int, line: int) -> None:
+        self.expanded += n
+        if self.expanded > MAX_NODES:
+            if self.aliases:
+                raise ReadError(
+                    f"more than {MAX_NODES} YAML nodes once its aliases are expanded (alias bomb?)",
+                    line=line,
+                )
+            raise ReadError(f"more than {MAX_NODES} YAML nodes; too large for a training config", line=line)
+
+    def check_tag(self, tag: str | None, line: int) -> bool:
+        """True for a local tag (``!Ref``: kept as text); error for any other non-standard tag."""
+        if tag is None or tag == "!":
+            return False
+        if tag.startswith(_STD):
+            if tag[len(_STD) :] in _STD_TAGS:
+                return False
+        elif tag.startswith("!"):
+            return True
+        raise ReadError(f"unsupported tag {tag!r}; only plain YAML is accepted", line=line)
+
+    def child_path(self) -> Path_:
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if not top.is_map:
+            return (*top.path, len(top.value))
+        return (*top.path, top.key) if top.has_key else (*top.path, "?")
+
+    def scalar(self, ev: Any) -> None:
+        line = ev.start_mark.line + 1
+        self.nodes += 1
+        self.count(1, line)
+        tag = ev.tag
+        if self.check_tag(tag, line):
+            value: Any = ev.value
+        else:
+            if tag is None or tag == "!":
+                tag = self.resolver.resolve(self.yaml.ScalarNode, ev.value, ev.implicit)
+            value = self.construct(tag, ev)
+        if ev.anchor:
+            self.anchors[ev.anchor] = (value, 1, {})
+        self.deliver(value, line, merge_key=tag == _STD + "merge")
+
+    def construct(self, tag: str, ev: Any) -> Any:
+        if tag == _STD + "str":
+            return ev.value
+        fn = self.constructor.yaml_constructors.get(tag)
+        if fn is None:
+            return ev.value
+        node = self.yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style)
+        try:
+            return fn(self.constructor, node)
         except Exception:
-            return node.value
+            return ev.value
+
+    def start(self, ev: Any, is_map: bool) -> None:
+        line = ev.start_mark.line + 1
+        self.nodes += 1
+        self.count(1, line)
+        self.check_tag(ev.tag, line)
+        if len(self.stack) >= MAX_DEPTH:
+            raise ReadError(f"nested more than {MAX_DEPTH} levels deep", line=line)
+        self.stack.append(_Frame(is_map, self.child_path(), ev.anchor, self.expanded, line))
+
+    def end(self) -> None:
+        frame = self.stack.pop()
+        if frame.anchor:
+            self.anchors[frame.anchor] = (frame.value, self.expanded - frame.start, frame.key_lines)
+        self.deliver(frame.value, frame.line)
+
+    def alias(self, ev: Any) -> None:
+        line = ev.start_mark.line + 1
+        if ev.anchor not in self.anchors:
+            raise ReadError(f"found undefined alias {ev.anchor!r}", line=line)
+        value, size, key_lines = self.anchors[ev.anchor]
+        self.aliases += 1
+        self.count(size, line)
+        self.deliver(value, line, key_lines=key_lines)
+
+    def deliver(
+        self, value: Any, line: int, *, merge_key: bool = False, key_lines: dict[Any, int] | None = None
+    ) -> None:
+        if not self.stack:
+            self.docs.append(value)
+            return
+        top = self.stack[-1]
+        lines = self.tree.lines
+        if not top.is_map:
+            lines.setdefault((*top.path, len(top.value)), line)
+            top.value.append(value)
+        elif not top.has_key:
+            if merge_key:
+                top.merging = True
+            else:
+                if not isinstance(value, (str, int, float, bool)) and value is not None:
+                    value = str(value)
+                top.key = value
+                lines[top.path + (value,)] = line
+                top.key_lines[value] = line
+            top.has_key = True
+        else:
+            if top.merging:
+                # ``<<: *base`` / ``<<: [*a, *b]``: keys not written here, at the anchor's lines
+                for m in value if isinstance(value, list) else [value]:
+                    if isinstance(m, dict):
+                        for k, v in m.items():
+                            if k not in top.value:
+                                top.value[k] = v
+                                lines.setdefault((*top.path, k), (key_lines or {}).get(k, line))
+                top.merging = False
+            else:
+                top.value[top.key] = value
+            top.has_key = False
 
 
 # ---- JSON -------------------------------------------------------------------------------
@@ -210,21 +329,31 @@ def parse_json(text: str, file: str) -> Tree:
 
 
 def json_key_lines(text: str) -> dict[Path_, int]:
-    """The line of every object key and array item, by scanning tokens (JSON has no marks)."""
+    """The line of every object key and array item, by scanning tokens (JSON has no marks).
+
+    One pass with no token list: a string is remembered until the next token shows
+    whether it was a key (``:``), so memory is the result, not the text's tokens.
+    """
     lines: dict[Path_, int] = {}
-    stack: list[list[Any]] = []  # [kind, path, index/pending key]
+    stack: list[list[Any]] = []  # [kind, path, index]
     line = 1
-    pending: Any = None
-    tokens = list(_JSON_TOKEN.finditer(text))
-    for i, m in enumerate(tokens):
+    pending: Any = None  # the key whose value comes next
+    last_str: tuple[str, int] | None = None  # the previous token, when it was a string
+    for m in _JSON_TOKEN.finditer(text):
         tok = m.group()
         if tok == "\n":
             line += 1
             continue
         top = stack[-1] if stack else None
+        if tok == ":" and last_str is not None and top and top[0] == "obj":
+            try:
+                pending = json.loads(last_str[0])
+            except ValueError:
+                pending = last_str[0].strip('"')
+            lines.setdefault((*top[1], pending), last_str[1])
+        last_str = (tok, line) if tok.startswith('"') else None
         if top and top[0] == "arr" and tok not in "],":
-            item: Path_ = (*top[1], top[2])
-            lines.setdefault(item, line)
+            lines.setdefault((*top[1], top[2]), line)
         if tok in "{[":
             path = top[1] if top else ()
             if top and top[0] == "obj" and pending is not None:
@@ -236,18 +365,8 @@ def json_key_lines(text: str) -> dict[Path_, int]:
         elif tok in "}]":
             if stack:
                 stack.pop()
-        elif tok == ",":
-            if top and top[0] == "arr":
-                top[2] += 1
-                # the next item's line is recorded when it starts
-        elif tok.startswith('"'):
-            nxt = next((t.group() for t in tokens[i + 1 : i + 3] if t.group() != "\n"), "")
-            if top and top[0] == "obj" and nxt == ":":
-                try:
-                    pending = json.loads(tok)
-                except ValueError:
-                    pending = tok.strip('"')
-                lines.setdefault((*top[1], pending), line)
+        elif tok == "," and top and top[0] == "arr":
+            top[2] += 1  # the next item's line is recorded when it starts
     return lines
 
 
