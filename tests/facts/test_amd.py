@@ -51,6 +51,9 @@ def fake_amdsmi():
         amdsmi_get_gpu_xgmi_link_status=lambda h: {
             "status": ["U"] * 6 + (["D"] if h == "h1" else ["U"]) + ["N/A"], "total_links": 8},
         amdsmi_get_gpu_activity=lambda h: {"gfx_activity": "N/A" if h == "h1" else 12},
+        amdsmi_get_gpu_vbios_info=lambda h: {"name": "MI300X", "build_date": "2024/03/01 10:00",
+                                             "part_number": "113-M3000100-102", "version": "022.040.003.043.000001"},
+        amdsmi_get_rocm_version=lambda: (True, "6.4.1"),
     )
 
 
@@ -88,6 +91,35 @@ def test_amd_devices(mi300x):
     assert g1["nearest_fabric_distance"] == "SYS"
     assert g1["utilization"]["error"] == "not supported on this GPU (N/A)"
     assert "not gathered for AMD" in g0["ecc_enabled"]["error"]
+    # the fields PLAT-02 compares across a fleet, named as on NVIDIA nodes
+    assert f["gpu.rocm_version"]["value"] == "6.4.1"
+    assert g0["vbios_version"] == "022.040.003.043.000001"
+    assert f["gpu.driver_status"]["value"] == "ok"
+
+
+@pytest.mark.parametrize(("answer", "needle"), [
+    (None, "amdsmi_get_rocm_version not supported by this amdsmi"),
+    ((False, "N/A"), "could not read the ROCm version"),
+    (RuntimeError("AMDSMI_STATUS_NOT_SUPPORTED"), "RuntimeError: AMDSMI_STATUS_NOT_SUPPORTED"),
+])
+def test_rocm_version_unreadable_is_an_error_value(mi300x, answer, needle):
+    def loader():
+        smi = fake_amdsmi()
+        if answer is None:
+            del smi.amdsmi_get_rocm_version  # an amdsmi older than ROCm 6.4
+
+        elif isinstance(answer, Exception):
+            def fail():
+                raise answer
+            smi.amdsmi_get_rocm_version = fail
+        else:
+            smi.amdsmi_get_rocm_version = lambda: answer
+        return smi
+
+    f = mi300x.probe(amdsmi_loader=loader)
+    check_facts(f)
+    assert needle in f["gpu.rocm_version"]["error"]
+    assert f["gpu.count"]["value"] == 2
 
 
 def test_amdsmi_call_failure_is_an_error_value(mi300x):

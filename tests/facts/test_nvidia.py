@@ -73,12 +73,35 @@ def test_init_failure_with_nvidia_gpus_on_the_bus(dgx_root, code, cls, hint):
     f = dgx_root.probe(nvml=FakeNvml({"init_error": code, "devices": []}))
     check_facts(f)
     assert f["gpu.vendor"]["value"] == "nvidia"  # the PCI scan knows that much
-    for name in ("gpu.count", "gpu.driver_version", "gpu.cuda_version", "gpu.models",
+    for name in ("gpu.driver_version", "gpu.cuda_version", "gpu.models",
                  "gpu.devices", "gpu.memory_total"):
         assert f[name]["error"].startswith(f"{cls}: "), name
         assert hint in f[name]["error"] and "8 NVIDIA GPU(s) on the PCI bus" in f[name]["error"]
     # the sysfs side still reports the GPUs' links, named by address
     assert fields(f, "pcie.links", "0000:18:00.0")["name"] == "0000:18:00.0"
+
+
+@pytest.mark.parametrize("code", ["LIBRARY_NOT_FOUND", "DRIVER_NOT_LOADED", "LIB_RM_VERSION_MISMATCH"])
+def test_a_broken_driver_is_a_plat01_failure_with_the_reason(dgx_root, code):
+    """8 NVIDIA GPUs on the bus and no working driver: a known verdict (FAIL), not an ERROR."""
+    from tests.helpers import built
+    from validator.engine import evaluate
+    from validator.facts.document import new_document
+    from validator.model import Status
+
+    f = dgx_root.probe(nvml=FakeNvml({"init_error": code, "devices": []}))
+    assert f["gpu.count"]["value"] == 0
+    b = built()
+    doc = new_document("node", "dgx", f, tool_version="t", collected_at="2026-01-01T00:00:00Z")
+    found = [x for x in evaluate(b.ctx, b.pack, [doc], select=("PLAT-01",))]
+    status = {x.rule: x.status for x in found}
+    assert status["PLAT-01.gpu-driver-not-working"] is Status.FAIL
+    assert status["PLAT-01.driver-missing-gpus"] is Status.FAIL
+    driver = next(x for x in found if x.rule == "PLAT-01.gpu-driver-not-working")
+    assert "8 NVIDIA GPU(s) on the PCI bus" in (driver.observed or "")
+    assert (driver.observed or "").startswith(pynvml.nvmlExceptionClass(getattr(pynvml, f"NVML_ERROR_{code}"))
+                                              .__name__.removeprefix("NVMLError_"))
+    assert not any(x.status is Status.ERROR for x in found)
 
 
 def test_missing_pynvml_module(dgx_root, monkeypatch):

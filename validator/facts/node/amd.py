@@ -67,12 +67,33 @@ def _get(fn: Callable[..., Any], conv: Callable[[Any], Any], *args: Any,
     return value(raw, unit=unit, source=src)
 
 
+def rocm_version(smi: Any) -> Fact:
+    """``amdsmi_get_rocm_version()`` -> ``(ok, "6.4.1")`` (amdsmi of ROCm 6.4 and later; older
+    bindings lack it, which is an error value naming the binding, never a guess)."""
+    src = "amdsmi:amdsmi_get_rocm_version"
+    fn = getattr(smi, "amdsmi_get_rocm_version", None)
+    if fn is None:
+        return error("amdsmi_get_rocm_version not supported by this amdsmi (ROCm 6.4 or later has it)",
+                     source=src)
+    try:
+        raw = fn()
+    except Exception as exc:
+        return error(f"{type(exc).__name__}: {exc}", source=src)
+    ok, text = raw if isinstance(raw, tuple) and len(raw) == 2 else (True, raw)
+    if ok is not True or not isinstance(text, str) or not text or text == "N/A":
+        return error(f"amdsmi could not read the ROCm version ({text!r})", source=src)
+    return value(text, source=src)
+
+
 def _collect(ctx: Context, smi: Any) -> dict[str, Fact]:
     handles = list(smi.amdsmi_get_processor_handles())
     out: dict[str, Fact] = {
         "gpu.vendor": value("amd", source="amdsmi"),
         "gpu.count": value(len(handles), source="amdsmi:amdsmi_get_processor_handles"),
-        "gpu.cuda_version": error("not applicable: AMD GPUs run ROCm, not CUDA", source="amdsmi"),
+        "gpu.cuda_version": error("not applicable: AMD GPUs run ROCm, not CUDA; see gpu.rocm_version",
+                                  source="amdsmi"),
+        "gpu.rocm_version": rocm_version(smi),
+        "gpu.driver_status": value("ok", source="amdsmi:amdsmi_init"),
     }
     if handles:
         out["gpu.driver_version"] = _get(smi.amdsmi_get_gpu_driver_info,
@@ -97,6 +118,8 @@ def _device(ctx: Context, smi: Any, i: int, h: Any) -> dict[str, Fact]:
         "xgmi_inactive": _get(smi.amdsmi_get_gpu_xgmi_link_status, _inactive_links, h),
         "utilization": _get(smi.amdsmi_get_gpu_activity, lambda a: a["gfx_activity"], h,
                             unit="%"),
+        # the same field as NVIDIA's nvmlDeviceGetVbiosVersion (PLAT-02 compares it across nodes)
+        "vbios_version": _get(smi.amdsmi_get_gpu_vbios_info, lambda v: str(v["version"]), h),
     }
     bdf = f["pci_bus_id"].get("value")
     if bdf:

@@ -37,7 +37,7 @@ from validator.facts.node.pci import device_dir, nearest_port, pci_vendor_counts
 
 NAME = "nvidia"
 FACTS = ("gpu.vendor", "gpu.count", "gpu.driver_version", "gpu.cuda_version", "gpu.models",
-         "gpu.devices")
+         "gpu.devices", "gpu.driver_status", "gpu.rocm_version")
 
 _HINTS = {
     "LibraryNotFound": "no NVIDIA driver (libnvidia-ml.so.1 not found)",
@@ -45,6 +45,10 @@ _HINTS = {
     "LibRmVersionMismatch": "driver upgraded without a reboot or module reload",
     "NoPermission": "no access to the GPU devices (a container without them?)",
 }
+# init failures that are a verdict, not an unknown, when NVIDIA GPUs are on the PCI bus: the
+# driver is missing or broken, so it exposes no GPU (PLAT-01 fails with the reason)
+DRIVER_BROKEN = ("LibraryNotFound", "DriverNotLoaded", "LibRmVersionMismatch")
+NOT_ROCM = "not applicable: NVIDIA GPUs run CUDA, not ROCm"
 
 
 def collect(ctx: Context) -> dict[str, Fact]:
@@ -84,15 +88,22 @@ def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
             "gpu.cuda_version": error(why, source=src),
             "gpu.models": value([], source=src),
             "gpu.devices": items([], source=src),
+            "gpu.driver_status": value("no GPU driver needed: no GPU on the PCI bus", source=src),
+            "gpu.rocm_version": error(why, source=src),
         }
     hint = _HINTS.get(name, "NVML could not start")
     if on_bus is None:
         bus = "the PCI scan failed too, so whether this node has GPUs is unknown"
     else:
         bus = f"{on_bus.get('nvidia', 0)} NVIDIA GPU(s) on the PCI bus"
-    out = _all_errors(f"{reason(exc)}: {hint}; {bus}", src)
+    why = f"{reason(exc)}: {hint}; {bus}"
+    out = _all_errors(why, src)
     if on_bus and on_bus.get("nvidia"):
         out["gpu.vendor"] = value("nvidia", source="sysfs: PCI scan")
+        out["gpu.rocm_version"] = error(NOT_ROCM, source=src)
+        if name in DRIVER_BROKEN:  # a known verdict: the driver exposes no GPU, and why
+            out["gpu.count"] = value(0, source=src)
+            out["gpu.driver_status"] = value(why, source=src)
     return out
 
 
@@ -129,12 +140,14 @@ def _text(v: Any) -> str:
 
 
 def _collect(ctx: Context, nv: Any) -> dict[str, Fact]:
-    out: dict[str, Fact] = {"gpu.vendor": value("nvidia", source="nvml:nvmlInit")}
+    out: dict[str, Fact] = {"gpu.vendor": value("nvidia", source="nvml:nvmlInit"),
+                            "gpu.driver_status": value("ok", source="nvml:nvmlInit"),
+                            "gpu.rocm_version": error(NOT_ROCM, source="nvml")}
     try:
         count = nv.nvmlDeviceGetCount()
     except nv.NVMLError as exc:
         out.update({n: error(reason(exc), source="nvml:nvmlDeviceGetCount")
-                    for n in FACTS if n != "gpu.vendor"})
+                    for n in FACTS if n not in out})
         return out
     out["gpu.count"] = value(count, source="nvml:nvmlDeviceGetCount")
     out["gpu.driver_version"] = _get(nv, _text, "nvmlSystemGetDriverVersion")
