@@ -48,10 +48,15 @@ def test_example_job(kind: str, path: Path, expect: dict[str, Any]) -> None:
             if f["status"] in ("fail", "error")
         ]
         assert not bad
-    for rule, status, line in expect.get("findings", []):
+    for rule, status, line, *file in expect.get("findings", []):
         f = found[rule]
         assert f["status"] == status, (rule, f["status"], f["message"])
         assert (f.get("location") or {}).get("line") == line, (rule, f.get("location"))
+        if file:  # [rule, status, line, file name]: the finding points into that file
+            assert Path((f.get("location") or {}).get("file") or "").name == file[0], (
+                rule,
+                f.get("location"),
+            )
 
 
 def test_every_framework_has_examples() -> None:

@@ -255,13 +255,19 @@ class JobModel:
                 )
 
     def _precision(self) -> None:
-        modes = [v for v, *_ in self.lists.get("job.precision.modes", [])]
-        if len(modes) > 1:
+        bucket = self.lists.get("job.precision.modes", [])
+        if len(bucket) > 1:
+            # reported at the second switch (the one that contradicts the first), with
+            # every switch's place in the text
+            where = [
+                f"{v} ({src}{f' at {f}:{ln}' if f and ln else ''})" for v, f, ln, src in bucket
+            ]
+            _, file, line, _src = bucket[1]
             self.add(
                 "job.precision.problems",
-                "more than one half-precision mode enabled: " + ", ".join(modes),
-                None,
-                None,
+                "more than one half-precision mode enabled: " + ", ".join(where),
+                file,
+                line,
                 "derived",
             )
 

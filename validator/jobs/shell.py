@@ -56,6 +56,9 @@ class Script:
     commands: list[list[Word]] = field(default_factory=list)
     heredocs: list[tuple[int, str, str]] = field(default_factory=list)  # (line, cmd, body)
     sbatch: list[tuple[int, str]] = field(default_factory=list)
+    # #SBATCH lines after the first command: sbatch stops reading options at the first
+    # line that is neither blank nor a comment, so these are ignored
+    sbatch_ignored: list[tuple[int, str]] = field(default_factory=list)
 
 
 def split_script(text: str) -> Script:
@@ -83,12 +86,15 @@ def split_script(text: str) -> Script:
 
     pending_heredocs: list[str] = []
     quote: str | None = None
+    header = True  # still in the leading block of comments and blank lines
     while i < len(lines):
         raw = lines[i]
         n = i + 1
         m = _SBATCH.match(raw)
         if m and quote is None:
-            s.sbatch.append((n, m.group(1)))
+            (s.sbatch if header else s.sbatch_ignored).append((n, m.group(1)))
+        elif quote is not None or (raw.strip() and not raw.lstrip().startswith("#")):
+            header = False
         j = 0
         while j < len(raw):
             ch = raw[j]
@@ -157,6 +163,7 @@ def split_script(text: str) -> Script:
                 for cmd in inner.commands:
                     s.commands.append([Word(w.text, w.line + body_start) for w in cmd])
                 s.sbatch += [(ln + body_start, t) for ln, t in inner.sbatch]
+                s.sbatch_ignored += [(ln + body_start, t) for ln, t in inner.sbatch_ignored]
             i = k + 1
             continue
         i += 1
@@ -388,6 +395,15 @@ def read(ctx: Ctx) -> None:
 
     script, _vars, flags = parse(ctx)
     ctx.model.formats.append("shell")
+    for n, text in script.sbatch_ignored:
+        ctx.model.add(
+            "job.config.ignored_keys",
+            f"#SBATCH {text.split(' #')[0].strip()} after the first command "
+            "(sbatch reads options only before it)",
+            ctx.file,
+            n,
+            "sbatch: #SBATCH after the first command",
+        )
     launch.apply(ctx, flags)
     for line, _cmd, body in script.heredocs:
         if not body.lstrip().startswith("{"):
