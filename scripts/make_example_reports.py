@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
-"""Regenerate the example reports in reports/examples/ from recorded facts.
+"""Regenerate the example reports in reports/examples/ from committed facts fixtures.
 
     python scripts/make_example_reports.py            # rewrite reports/examples/
     python scripts/make_example_reports.py --out DIR  # write elsewhere (the drift test does)
 
 The examples are real runs of spec-check's own code (build -> engine -> waivers ->
-renderers) on the recorded DGX H100 facts under tests/fixtures/facts/ (or, where those
-are absent, the small fixture under tests/reports/fixtures/facts/), with the clock pinned
-by SOURCE_DATE_EPOCH, so the output is byte-for-byte reproducible. A test regenerates
-them into a temporary directory and fails on any difference: whoever changes a rule or a
-renderer regenerates the examples in the same commit, and the repository page always
-shows what the tool really writes.
+renderers), with the clock pinned by SOURCE_DATE_EPOCH, so the output is byte-for-byte
+reproducible. A test regenerates them into a temporary directory and fails on any
+difference: whoever changes a rule or a renderer regenerates the examples in the same
+commit. Where the facts come from, honestly:
 
-* ``node-dgx-h100.*``: one conformant node (``spec-check check --facts``);
-* ``fleet.*``: four nodes re-labelled gpu-a01..a04 plus a cluster facts document built
-  with the real cluster builder from a recorded ring sweep (tests/reports/fixtures/
-  pairs.json), with the example waivers applied: a host-by-requirement matrix, the
-  bandwidth chart, one active and one expired waiver.
+* ``node-recorded.*``: a genuinely recorded node, ``spec-check probe -o`` on the machine
+  that wrote this script (a VM without GPUs or RDMA, so it is not conformant), committed
+  as tests/fixtures/facts/recorded_vm.json and checked with ``spec-check check --facts``;
+* ``node-dgx-h100.*``: a DGX H100 *shaped* node: the sysfs tree and NVML replay of
+  tests/fixtures/ are synthesized from the reference (not recorded from a real DGX), then
+  probed by the real probe (tests/fixtures/make_facts.py);
+* ``fleet.*``: ``spec-check cluster --facts tests/reports/fixtures/fleet`` (the replay of
+  a ``--save-facts`` directory: the real cluster code path after probing and measuring),
+  with the example waivers (one active, one expired). The saved facts are four of those
+  synthesized nodes (clean, ECC off, an inactive NVLink, a 200G port), each relabelled
+  gpu-a01..a04 with its own GPU UUIDs (derived from the fixture's: the UUID's first group
+  ends in the host's number), and a cluster document whose pairwise numbers are
+  illustrative, hand-written in tests/reports/fixtures/pairs.json, not measured.
+  ``--fleet-facts`` rewrites that directory (``write_fleet_facts``).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ EPOCH = "1795000000"  # 2026-11-18T11:06:40Z
 FACTS = Path("tests/fixtures/facts")
 FALLBACK = Path("tests/reports/fixtures/facts")
 PAIRS = Path("tests/reports/fixtures/pairs.json")
+FLEET = Path("tests/reports/fixtures/fleet")
 WAIVERS = Path("tests/reports/fixtures/waivers.yaml")
 FORMATS = {"html": "html", "md": "markdown", "json": "json", "prom": "prometheus"}
 
@@ -63,15 +71,44 @@ def node_example(facts: Path) -> Any:
     return evaluate_documents("check", build(opts), opts, [load(facts)], [facts.as_posix()])
 
 
-def fleet_example(facts_dir: Path) -> Any:
+def relabel(doc: dict[str, Any], host: str, number: int) -> dict[str, Any]:
+    """The fixture as host ``host``: hostname fact and GPU UUIDs of its own.
+
+    The fleet's nodes come from one synthesized fixture family, so their GPUs would share
+    UUIDs (and a UUID waiver would match several hosts); the first group of each UUID
+    gets the host's number as its last two hex digits instead.
+    """
+    import re
+
+    text = json.dumps(doc)
+    text = re.sub(
+        r"\b(GPU|MIG)-([0-9a-f]{6})[0-9a-f]{2}-", lambda m: f"{m[1]}-{m[2]}{number:02x}-", text
+    )
+    out: dict[str, Any] = json.loads(text)
+    if "host.hostname" in out.get("facts", {}):
+        out["facts"]["host.hostname"] = {**out["facts"]["host.hostname"], "value": host}
+    return out
+
+
+def write_fleet_facts(facts_dir: Path, out: Path) -> list[Path]:
+    """The example fleet's saved facts (``--save-facts`` layout): one node document per
+    host and the cluster document with the illustrative pairwise numbers of pairs.json.
+
+    Committed under tests/reports/fixtures/fleet/ and rewritten only with
+    ``--fleet-facts``; the fleet report is then produced by the real ``spec-check cluster
+    --facts`` replay, the code path of a live run after probing and measuring.
+    """
     from validator import __version__
-    from validator.cli.common import RunOptions, build, evaluate_documents, now_utc
     from validator.cluster import facts as cfacts
     from validator.facts.document import load, value
 
     sweep = json.loads(PAIRS.read_text(encoding="utf-8"))
     hosts = list(sweep["hosts"])
-    docs = {h: cfacts.rekey(load(facts_dir / name), h) for h, name in sweep["hosts"].items()}
+    docs = {
+        h: cfacts.rekey(relabel(load(facts_dir / name), h, i), h)
+        for i, (h, name) in enumerate(sweep["hosts"].items(), start=1)
+    }
+    source = "illustrative (tests/reports/fixtures/pairs.json), not measured"
     pairs = {
         (p["sender"], p["receiver"]): {
             "direction": value(f"{p['sender']}->{p['receiver']}"),
@@ -79,11 +116,9 @@ def fleet_example(facts_dir: Path) -> Any:
             "receiver": value(p["receiver"]),
             "tool": value("ib_write_bw"),
             "latency_tool": value("ping"),
-            "throughput": value(p["throughput"], unit="Gb/s", source="ib_write_bw --report_gbits"),
-            "rdma_throughput": value(
-                p["throughput"], unit="Gb/s", source="ib_write_bw --report_gbits"
-            ),
-            "latency": value(p["latency"], unit="us", source="ping -n -q -c 5 -i 0.2"),
+            "throughput": value(p["throughput"], unit="Gb/s", source=source),
+            "rdma_throughput": value(p["throughput"], unit="Gb/s", source=source),
+            "latency": value(p["latency"], unit="us", source=source),
         }
         for p in sweep["pairs"]
     }
@@ -93,26 +128,55 @@ def fleet_example(facts_dir: Path) -> Any:
         {},
         name="example-fleet",
         tool_version=__version__,
-        collected_at=now_utc(),
+        collected_at=docs[hosts[0]].get("collected_at") or "2026-11-18T11:06:40Z",
         pairs=pairs,
-        transport="ssh",
+        measure_status={
+            "throughput": cfacts.RUN,
+            "latency": cfacts.RUN,
+            "collectives": "not requested (--measure-tools ping,ib_write_bw)",
+        },
+        measured=True,
     )
-    opts = RunOptions(format="json", waivers=WAIVERS)
-    sources = [(facts_dir / sweep["hosts"][h]).as_posix() for h in hosts] + [PAIRS.as_posix()]
-    return evaluate_documents(
-        "cluster",
-        build(opts),
-        opts,
-        [*(docs[h] for h in hosts), cluster],
-        sources,
-        extra={"fleet": cfacts.fleet_summary(hosts, {}, pairs, rounds=2)},
-    )
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, doc in [*((f"{h}.json", docs[h]) for h in hosts), ("cluster.json", cluster)]:
+        path = out / name
+        path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def fleet_example() -> Any:
+    """``spec-check cluster --facts tests/reports/fixtures/fleet --waivers ...``, run as a
+    user would run it (a subprocess of this interpreter), then read back."""
+    import subprocess
+    import tempfile
+
+    from validator.results import load_result
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = Path(tmp) / "fleet.json"
+        proc = subprocess.run(
+            [sys.executable, "-m", "validator", "cluster", "--facts", FLEET.as_posix(),
+             "--waivers", WAIVERS.as_posix(), "--format", "json", "-o", str(result)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH},
+        )
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"spec-check cluster --facts failed: {proc.stderr.strip()}")
+        return load_result(result)[1]
 
 
 DESCRIPTIONS = {
-    "node-dgx-h100": "one DGX H100 node (recorded NVML and sysfs facts), `spec-check check --facts`",
-    "fleet": "four H100 nodes and a recorded ring bandwidth sweep, `spec-check cluster`, with waivers",
-    "node-small": "a small recorded node, `spec-check check --facts`",
+    "node-recorded": "a real node: `spec-check probe` recorded on a VM without GPUs, then "
+    "`spec-check check --facts`",
+    "node-dgx-h100": "a DGX H100-shaped node: synthesized sysfs tree and NVML replay, probed by the "
+    "real probe, `spec-check check --facts`",
+    "fleet": "`spec-check cluster --facts` replaying four synthesized H100 nodes (own GPU UUIDs "
+    "each) and illustrative, hand-written ring bandwidth numbers; with waivers",
+    "node-small": "a small hand-made node fixture, `spec-check check --facts`",
 }
 
 
@@ -121,8 +185,15 @@ def _index(out: Path, reports: dict[str, Any]) -> Path:
     lines = [
         "# Example reports",
         "",
-        "Generated by `python scripts/make_example_reports.py` from recorded facts (do not edit;",
-        "a test fails when these drift from what the script writes).",
+        "Generated by `python scripts/make_example_reports.py` (do not edit; a test fails when",
+        "these drift from what the script writes). Every report is a real run of spec-check's",
+        "engine and renderers; the *facts* behind them are of three kinds, named in each row:",
+        "one node recorded for real (`spec-check probe` on a VM with no GPU, hence not",
+        "conformant); DGX H100-shaped nodes whose sysfs and NVML fixtures were synthesized",
+        "from public references (tests/fixtures/make_facts.py), not recorded on a DGX; and",
+        "hand-written, illustrative pairwise bandwidth numbers. The fleet report is",
+        "`spec-check cluster --facts tests/reports/fixtures/fleet` (replaying saved facts, as",
+        "after `--save-facts`), not a live run against real hosts.",
         "",
         "| example | what | verdict | fail / error / warn / pass | files |",
         "|---|---|---|---|---|",
@@ -149,9 +220,13 @@ def generate(out: Path) -> list[Path]:
     written: list[Path] = []
     reports: dict[str, Any] = {}
     if facts_dir == FACTS:
+        reports["node-recorded"] = node_example(FACTS / "recorded_vm.json")
+        written += _write(out, "node-recorded", reports["node-recorded"], ("html", "md", "json"))
         reports["node-dgx-h100"] = node_example(FACTS / "dgx_h100.json")
         written += _write(out, "node-dgx-h100", reports["node-dgx-h100"], ("html", "md", "json"))
-        reports["fleet"] = fleet_example(FACTS)
+        if not (FLEET / "cluster.json").is_file():
+            write_fleet_facts(FACTS, FLEET)
+        reports["fleet"] = fleet_example()
         written += _write(out, "fleet", reports["fleet"], ("html", "md", "json", "prom"))
     else:
         reports["node-small"] = node_example(FALLBACK / "small_node.json")
@@ -163,7 +238,16 @@ def generate(out: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "examples")
+    parser.add_argument(
+        "--fleet-facts",
+        action="store_true",
+        help=f"first rewrite the example fleet's saved facts ({FLEET}) from the fixtures",
+    )
     args = parser.parse_args(argv)
+    if args.fleet_facts:
+        os.environ["SOURCE_DATE_EPOCH"] = EPOCH
+        os.chdir(ROOT)
+        write_fleet_facts(FACTS, FLEET)
     for path in generate(args.out.resolve()):
         print(path)
     return 0

@@ -281,3 +281,39 @@ def test_example_reports_render_in_chromium(tmp_path):
         proc = chromium(tmp_path, page, "--dump-dom")
         assert proc.returncode == 0 and "</html>" in proc.stdout, page
         assert console_messages(proc.stderr) == [], page
+
+
+def _pdf_pages(path: Path) -> int:
+    return len(re.findall(rb"/Type\s*/Page\b", path.read_bytes()))
+
+
+@needs_chromium
+def test_print_shows_folded_details(tmp_path):
+    """Printed (to PDF), a report shows what its closed <details> hold: the passed
+    findings are evidence too. The control is the same page without the print rules."""
+    from dataclasses import replace as _replace
+
+    base = make_report()
+    many = tuple(
+        _replace(base.findings[0], subject="n1", item=f"mlx5_{i}:1", message=f"port {i} checked")
+        for i in range(400)
+    )
+    text = render(base.with_findings(base.findings + many))
+    page, control = tmp_path / "r.html", tmp_path / "control.html"
+    page.write_text(text, encoding="utf-8")
+    start = text.index("@media print{")
+    control.write_text(text[:start] + "@media not all{" + text[start + len("@media print{"):],
+                       encoding="utf-8")
+    counts = []
+    for p in (page, control):
+        pdf = tmp_path / f"{p.stem}.pdf"
+        proc = chromium(tmp_path, p, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+        assert proc.returncode == 0 and pdf.exists(), proc.stderr[-2000:]
+        counts.append(_pdf_pages(pdf))
+    assert counts[0] > counts[1] + 3, counts
+
+
+def test_subjects_table_wraps_long_names_and_digests():
+    text = render()
+    assert '<table class="subjects">' in text and '<col class="digest">' in text
+    assert "table.subjects{table-layout:fixed}" in text and "overflow-wrap:anywhere" in text

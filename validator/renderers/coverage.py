@@ -245,7 +245,8 @@ def fleet_summary(report: Report) -> list[str]:
     pairs = fleet.get("pairs")
     if isinstance(pairs, dict) and pairs.get("measured"):
         lo, hi = pairs.get("throughput_min_gbps"), pairs.get("throughput_max_gbps")
-        text = f"{pairs['measured']} pairs measured in {pairs.get('rounds', '?')} rounds"
+        rounds = pairs.get("rounds")
+        text = f"{pairs['measured']} pairs measured" + (f" in {rounds} rounds" if rounds else "")
         if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
             text += f", throughput {lo:g} to {hi:g} Gb/s"
         out.append(text)

@@ -34,7 +34,8 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:8
 dl.meta dt{color:#555}dl.meta dd{margin:0;overflow-wrap:anywhere;min-width:0}
 table{border-collapse:collapse;width:100%;margin:6px 0 12px;font-size:13px}
 table.subjects{table-layout:fixed}table.subjects td,table.subjects th{overflow-wrap:anywhere}
-table.subjects col.digest{width:30%}table.subjects col.source{width:24%}
+table.subjects col.name{width:22%}table.subjects col.kind{width:7%}table.subjects col.digest{width:25%}
+table.subjects col.when{width:12%}table.subjects col.source{width:24%}table.subjects col.outcome{width:10%}
 th,td{overflow-wrap:break-word}code{overflow-wrap:anywhere}
 .verdict .note{display:block;font-size:13px;opacity:.95}
 caption{text-align:left;font-weight:600;padding:4px 0;color:#333}
@@ -54,7 +55,8 @@ details{margin:6px 0}summary{cursor:pointer;color:#333}
 .muted{color:#666}.small{font-size:12px}
 figure{margin:8px 0}figcaption{color:#555;font-size:12.5px}
 @media print{thead th{position:static}details{display:block}
-details:not([open])>*:not(summary){display:block}details>summary{list-style:none}
+details:not([open])>*:not(summary){display:block}details::details-content{content-visibility:visible;
+display:block}details>summary{list-style:none}
 table.matrix th[scope=col]{writing-mode:horizontal-tb;transform:none}}
 """
 
