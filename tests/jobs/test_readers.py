@@ -279,3 +279,225 @@ def test_launchers_follow_the_configs_they_name() -> None:
     doc = facts(here / "deepspeed_accelerate" / "launch.slurm")  # --config_file -> deepspeed_config_file
     assert {"accelerate", "deepspeed", "hf_trainer"} <= set(value(doc, "job.formats"))
     assert value(doc, "job.config.conflicts") == []
+
+
+# ---- wrong value types: an error at the key's line and an error fact, never the default
+
+
+def _err(doc: dict, fragment: str) -> dict:  # type: ignore[type-arg]
+    hits = [e for e in doc["errors"] if fragment in e["message"]]
+    assert len(hits) == 1, doc["errors"]
+    return hits[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "key", "line_no", "fact", "rules"),
+    [
+        (
+            "ds.json",
+            '{\n  "train_micro_batch_size_per_gpu": 2,\n  "steps_per_print": {"a": 1}\n}\n',
+            "steps_per_print",
+            3,
+            "job.logging.interval_steps",
+            ["MON-02.metrics-interval-too-many-steps"],
+        ),
+        (
+            "ds.json",
+            '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 2,\n'
+            '  "gradient_accumulation_steps": [1, 2]\n}\n',
+            "gradient_accumulation_steps",
+            4,
+            "job.batch.accumulation",
+            ["BATCH-01.global-batch-mismatch"],
+        ),
+        (
+            "ds.json",
+            '{\n  "train_batch_size": "lots",\n  "train_micro_batch_size_per_gpu": 2\n}\n',
+            "train_batch_size",
+            2,
+            "job.batch.global",
+            ["BATCH-01.global-batch-mismatch", "BATCH-01.global-batch-not-divisible"],
+        ),
+        (
+            "tr.yaml",
+            "trainer:\n  precision: bf16-mixed\n  log_every_n_steps: often\n",
+            "log_every_n_steps",
+            3,
+            "job.logging.interval_steps",
+            ["MON-02.metrics-interval-too-many-steps", "MON-02.metrics-interval-too-long"],
+        ),
+        (
+            "tr.yaml",
+            "trainer:\n  precision: bf16-mixed\n  max_time: banana\n",
+            "max_time",
+            3,
+            "job.duration",
+            ["CKPT-01.checkpointing-disabled"],
+        ),
+    ],
+)
+def test_wrong_value_type_is_an_error_not_the_default(
+    tmp_path: Path, name: str, text: str, key: str, line_no: int, fact: str, rules: list[str]
+) -> None:
+    from tests.jobs.util import by_rule, findings
+
+    p = tmp_path / name
+    p.write_text(text)
+    doc = facts(p, step_time_s=1.0, gpu_count=8)
+    e = _err(doc, key)
+    assert e["line"] == line_no and "expected" in e["message"]
+    f = doc["facts"][fact]
+    assert "error" in f and "value" not in f, f  # not the framework default
+    assert f["location"]["line"] == line_no
+    got = by_rule(findings(p, sets=("gpu_count=8", "step_time=1s")))
+    for rule in rules:
+        assert got[rule].status.value == "error", (rule, got[rule].status, got[rule].message)
+
+
+def test_wrong_value_type_is_a_lint00_error_at_its_line_via_cli(tmp_path: Path) -> None:
+    from tests.jobs.util import spec_check
+
+    p = tmp_path / "ds.json"
+    p.write_text('{\n  "bf16": {"enabled": true},\n  "steps_per_print": {"a": 1}\n}\n')
+    r = spec_check("lint", "--format", "json", str(p))
+    out = json.loads(r.stdout)["findings"]
+    (err,) = [f for f in out if f["rule"] == "LINT-00.unreadable-config"]
+    assert err["status"] == "error" and err["location"]["line"] == 3
+    assert "steps_per_print" in err["message"]
+    mon = [f for f in out if f["rule"].startswith("MON-02")]
+    assert mon and all(f["status"] != "pass" for f in mon)
+
+
+def test_deepspeed_auto_is_still_not_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "ds.json"
+    p.write_text(
+        '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",'
+        ' "gradient_accumulation_steps": "auto", "fp16": {"enabled": "auto"}}'
+    )
+    doc = facts(p)
+    assert doc["errors"] == []
+    assert value(doc, "job.batch.global") is None and value(doc, "job.batch.accumulation") == 1
+
+
+# ---- sbatch reads #SBATCH only before the first command
+
+
+def test_sbatch_options_after_the_first_command_are_ignored(tmp_path: Path) -> None:
+    from tests.jobs.util import by_rule, findings
+
+    p = tmp_path / "job.sbatch"
+    p.write_text(
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n#SBATCH --time=04:00:00\n"
+        "\nmodule load cuda\n#SBATCH --requeue\n#SBATCH --signal=B:USR1@300\n"
+        "srun torchrun --nproc-per-node 8 train.py\n"
+    )
+    doc = facts(p)
+    assert value(doc, "job.resources.nodes") == 2  # the header is read
+    assert value(doc, "job.recovery.requeue") is None
+    assert value(doc, "job.recovery.signal_lead") == 0.0  # no --signal in force
+    ignored = doc["facts"]["job.config.ignored_keys"]
+    assert any("--requeue" in x for x in ignored["value"]) and ignored["location"]["line"] == 7
+    got = by_rule(findings(p))
+    assert got["REC-01.no-automatic-restart"].status.value == "fail"
+    assert got["REC-03.preemption-signal-too-late"].status.value == "warn"
+    assert got["PREC-02.ignored-config-keys"].location.line == 7  # type: ignore[union-attr]
+
+
+# ---- HF + DeepSpeed: DeepSpeed's loss_scale decides, not HF's GradScaler
+
+
+@pytest.mark.parametrize("order", ["hf_first", "ds_first"])
+def test_hf_fp16_under_deepspeed_takes_its_static_loss_scale(tmp_path: Path, order: str) -> None:
+    from tests.jobs.util import by_rule, findings
+
+    ds_name = "ds.json" if order == "hf_first" else "a_ds.json"
+    (tmp_path / "args.json").write_text(
+        json.dumps({"output_dir": "o", "fp16": True, "deepspeed": ds_name}, indent=1)
+    )
+    (tmp_path / ds_name).write_text(
+        '{\n  "fp16": {\n    "enabled": "auto",\n    "loss_scale": 128\n  }\n}\n'
+    )
+    doc = facts(tmp_path)
+    ls = doc["facts"]["job.precision.loss_scaling"]
+    assert ls["value"] == "static" and ls["location"]["line"] == 4, ls
+    assert value(doc, "job.config.conflicts") == []
+    f = by_rule(findings(tmp_path))["PREC-02.fp16-without-dynamic-loss-scaling"]
+    assert f.status.value == "fail"
+    # loss_scale 0 (or none) is DeepSpeed's dynamic scaling
+    (tmp_path / ds_name).write_text('{"fp16": {"enabled": "auto", "loss_scale": 0}}')
+    assert value(facts(tmp_path), "job.precision.loss_scaling") == "dynamic"
+
+
+# ---- DeepSpeed infers micro from train and grad_acc
+
+
+def test_deepspeed_train_and_accumulation_must_divide(tmp_path: Path) -> None:
+    from tests.jobs.util import by_rule, findings
+
+    p = tmp_path / "ds.json"
+    p.write_text('{"train_batch_size":100,"gradient_accumulation_steps":3}')
+    rule = "BATCH-01.global-batch-not-divisible-by-accumulation"
+    bad = by_rule(findings(p, sets=("gpu_count=8",)))[rule]
+    assert bad.status.value == "fail" and bad.location and bad.location.line == 1  # 24 !| 100
+    p.write_text('{"train_batch_size":96,"gradient_accumulation_steps":3}')
+    assert by_rule(findings(p, sets=("gpu_count=8",)))[rule].status.value == "pass"
+    assert by_rule(findings(p))[rule].status.value == "skip"  # dp unknown
+
+
+# ---- CKPT-02 judges only checkpointing that is on
+
+
+def test_ckpt02_skips_when_checkpointing_is_disabled(tmp_path: Path) -> None:
+    from tests.jobs.util import CORPUS, by_rule, findings
+
+    f = CORPUS / "torchtitan_toml" / (
+        "pytorch__torchtitan__torchtitan__models__llama3__train_configs__llama3_405b.toml"
+    )
+    if not f.is_file():
+        pytest.skip("shared/corpus not present")
+    got = by_rule(findings(f, sets=("gpu_count=128", "step_time=30")))
+    for rule in ("CKPT-02.time-interval-far-from-optimum", "CKPT-02.interval-far-from-optimum"):
+        assert got[rule].status.value == "skip", (rule, got[rule].message)
+        assert "checkpointing enabled" in got[rule].message
+    assert got["CKPT-01.checkpointing-disabled"].status.value == "fail"
+    p = tmp_path / "t.toml"
+    p.write_text("[checkpoint]\nenable = true\ninterval = 10\n")
+    got = by_rule(findings(p, sets=("gpu_count=128", "step_time=30")))
+    assert got["CKPT-02.interval-far-from-optimum"].status.value in ("pass", "fail")
+
+
+# ---- Hydra composed configs, Lightning timedelta strings, old torchtitan float8
+
+
+def test_hydra_composed_callbacks_group(tmp_path: Path) -> None:
+    p = tmp_path / "config.yaml"
+    p.write_text(
+        "trainer:\n  _target_: lightning.pytorch.trainer.Trainer\n  precision: bf16-mixed\n"
+        "callbacks:\n  model_checkpoint:\n    _target_: lightning.pytorch.callbacks.ModelCheckpoint\n"
+        "    every_n_train_steps: 250\n  device_stats:\n"
+        "    _target_: lightning.pytorch.callbacks.DeviceStatsMonitor\n"
+        "logger:\n  wandb:\n    _target_: lightning.pytorch.loggers.wandb.WandbLogger\n"
+    )
+    doc = facts(p)
+    assert (value(doc, "job.checkpoint.interval_steps"), line(doc, "job.checkpoint.interval_steps")) == (250, 5)
+    assert {"gpu_utilization", "memory"} <= set(value(doc, "job.metrics.families"))
+    assert "wandb" in value(doc, "job.logging.sinks")
+
+
+def test_lightning_strategy_timeout_as_timedelta_text(tmp_path: Path) -> None:
+    p = tmp_path / "cli.yaml"
+    p.write_text(
+        "trainer:\n  precision: bf16-mixed\n  strategy:\n"
+        "    class_path: lightning.pytorch.strategies.DDPStrategy\n    init_args:\n"
+        "      timeout: 0:00:45\n"
+    )
+    doc = facts(p)
+    t = doc["facts"]["job.recovery.detection_timeout"]
+    assert t["value"] == 45 and t["location"]["line"] == 6
+
+
+def test_torchtitan_old_float8_schema_is_fp8(tmp_path: Path) -> None:
+    p = tmp_path / "t.toml"
+    p.write_text("[training]\nsteps = 10\n\n[float8]\nenable_float8_linear = true\n")
+    doc = facts(p)
+    assert (value(doc, "job.precision.mode"), line(doc, "job.precision.mode")) == ("fp8", 5)
