@@ -197,8 +197,8 @@ class MarkdownRenderer:
         cells = cov.matrix(report)
         reqs = cov.requirement_ids(report)
         per_req: dict[str, list[cov.Cell]] = {}
-        for (_, r), c in cells.items():
-            per_req.setdefault(r, []).append(c)
+        for (_, r), cell_ in cells.items():
+            per_req.setdefault(r, []).append(cell_)
         rows = []
         for rid in reqs:
             mine = per_req.get(rid, [])
