@@ -322,3 +322,18 @@ def test_markup_in_values_is_shown_literally(tmp_path: Path) -> None:
     p = write_facts(tmp_path / "m.json", name="[bold]host[/bold]")
     r = spec_check("check", "--facts", str(p), "--set", "gpu_nic_distances=[bold]PIX[/bold],PXB")
     assert r.returncode in (0, 1) and "[bold]host[/bold]" in r.stdout and "[bold]PIX[/bold]" in r.stdout
+
+
+def test_probe_of_a_foreign_root_skips_nvml_unless_told(tmp_path: Path) -> None:
+    from tests.fixtures import nodes
+
+    tree = nodes.dgx_h100(tmp_path / "dgx")
+    roots = ["--sysfs", str(tree.sysfs), "--procfs", str(tree.procfs), "--rootfs", str(tree.rootfs)]
+    r = spec_check("probe", *roots)
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(r.stdout)["facts"]
+    assert facts["gpu.count"]["error"].startswith("NVML not queried: probing a foreign root (--sysfs ")
+    assert "--nvml" in facts["gpu.count"]["error"]
+    r = spec_check("probe", *roots, "--nvml")
+    assert "not queried" not in json.loads(r.stdout)["facts"]["gpu.count"].get("error", "")
+    assert "--nvml / --no-nvml" in spec_check("probe", "--help").stdout

@@ -416,3 +416,36 @@ def test_one_unreadable_rdma_device_keeps_the_other_ports(dgx):
         assert by[(rule, "mlx5_0")].status is Status.ERROR
         assert "cannot list" in by[(rule, "mlx5_0")].message
         assert by[(rule, "mlx5_3:1")].status is Status.PASS
+
+
+def test_a_foreign_root_never_gets_this_hosts_gpus(dgx):
+    """--sysfs DIR other than /sys: NVML answers for the machine running spec-check, so it is
+    not asked; the tree's PCI scan still names the vendor."""
+    f = dgx.probe()  # no replay handed in: the real driver would be this machine's
+    check_facts(f)
+    for name in ("gpu.count", "gpu.devices", "gpu.driver_status", "gpu.driver_version"):
+        assert f[name]["error"].startswith(f"NVML not queried: probing a foreign root (--sysfs {dgx.sysfs})"), name
+    assert f["gpu.vendor"]["value"] == "nvidia"
+    assert f["rdma.port_count"]["value"] == 8  # the tree's own facts are kept
+
+
+def test_query_drivers_says_the_root_is_this_hosts(dgx):
+    """--nvml: a container with the host's /sys mounted elsewhere asks the (local) driver."""
+    import pynvml
+
+    f = probe_node(sysfs=dgx.sysfs, procfs=dgx.procfs, rootfs=dgx.rootfs, query_drivers=True)
+    assert "not queried" not in str(f["gpu.count"])
+    if not _has_nvml(pynvml):  # asked, and this host has no driver
+        assert f["gpu.driver_status"]["value"].startswith("LibraryNotFound")
+    f = probe_node(sysfs=dgx.sysfs, procfs=dgx.procfs, rootfs=dgx.rootfs, query_drivers=False,
+                   nvml=FakeNvml("dgx_h100"))
+    assert "not queried" in f["gpu.count"]["error"]
+
+
+def _has_nvml(pynvml) -> bool:
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return False
+    pynvml.nvmlShutdown()
+    return True

@@ -115,7 +115,7 @@ def test_missing_pynvml_module(dgx_root, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pynvml)
-    f = dgx_root.probe()
+    f = dgx_root.probe(query_drivers=True)
     assert "nvidia-ml-py is not installed" in f["gpu.count"]["error"]
     assert f["rdma.port_count"]["value"] == 8
 

@@ -31,17 +31,21 @@ def _root_options(func: Any) -> Any:
                      show_default=True, help="Where the host's /proc is mounted."),
         click.option("--rootfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/"),
                      show_default=True, help="Where the host's root filesystem is mounted (for /dev/shm)."),
+        click.option("--nvml/--no-nvml", "nvml", default=None,
+                     help="Query this machine's GPU driver (NVML, or amdsmi on AMD nodes). Default: only when "
+                          "--sysfs is /sys; pass --nvml when --sysfs is this host's /sys mounted elsewhere "
+                          "(a container), since the driver always answers for the machine spec-check runs on."),
     ]):
         func = option(func)
     return func
 
 
-def probe_document(sysfs: Path, procfs: Path, rootfs: Path) -> dict[str, Any]:
+def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None) -> dict[str, Any]:
     """Probe this node into a facts document; failures become error values inside it."""
     from validator.facts.document import new_document
     from validator.facts.node import probe_node
 
-    facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs)
+    facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs, query_drivers=nvml)
     host = facts.get("host.hostname", {}).get("value") or socket.gethostname()
     return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
 
@@ -51,7 +55,8 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path) -> dict[str, Any]:
               help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
 @_root_options
 @common_options
-def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, **kwargs: Any) -> None:
+def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
+          **kwargs: Any) -> None:
     """Check this node against every node requirement of the spec.
 
     With --facts, evaluate recordings made by `spec-check probe -o FILE` instead
@@ -77,7 +82,7 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
                                      file=str(p))
         sources = [str(p) for p in facts_files]
     else:
-        docs = [probe_document(sysfs, procfs, rootfs)]
+        docs = [probe_document(sysfs, procfs, rootfs, nvml)]
         sources = ["probe"]
     docs = unique_subjects(docs, sources)
     report = evaluate_documents("check", built, opts, docs, sources)
@@ -90,9 +95,9 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
               help="Facts are JSON (schema spec/facts.schema.json).")
 @_root_options
-def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path) -> None:
+def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
-    doc = probe_document(sysfs, procfs, rootfs)
+    doc = probe_document(sysfs, procfs, rootfs, nvml)
     text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     if output is None:
         click.echo(text, nl=False)

@@ -40,10 +40,19 @@ def probe_node(
     rootfs: Path = Path("/"),
     nvml: object | None = None,
     amdsmi_loader: Callable[[], Any] | None = None,
+    query_drivers: bool | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Gather every node fact; each is a value, an error value, or a collection."""
+    """Gather every node fact; each is a value, an error value, or a collection.
+
+    NVML and amdsmi talk to the GPUs of the machine the probe runs on, whatever ``sysfs``
+    says. ``query_drivers`` None means: query them only when ``sysfs`` is this host's /sys
+    (or a test hands in a replay); a tree from another host never gets this host's GPUs.
+    ``True`` is for a container that mounts the host's /sys elsewhere (``--nvml``)."""
+    if query_drivers is None:
+        query_drivers = (Path(sysfs).resolve() == Path("/sys").resolve() or nvml is not None
+                         or amdsmi_loader is not None)
     ctx = Context(sysfs=Path(sysfs), procfs=Path(procfs), rootfs=Path(rootfs), nvml=nvml,
-                  amdsmi_loader=amdsmi_loader)
+                  amdsmi_loader=amdsmi_loader, query_drivers=query_drivers)
     for name, source in SOURCES.items():
         ctx.facts.update(run_source(name, source, ctx))
     return ctx.facts

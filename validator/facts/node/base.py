@@ -33,6 +33,7 @@ class Context:
     rootfs: Path = Path("/")
     nvml: Any = None  # a pynvml-like module; None imports the real one
     amdsmi_loader: Callable[[], Any] | None = None  # returns the amdsmi module
+    query_drivers: bool = True  # False: the GPU drivers (NVML, amdsmi) answer for another host
     facts: dict[str, Fact] = field(default_factory=dict)
 
     @property

@@ -16,9 +16,22 @@ NAME = "gpu"
 FACTS = (*nvidia.FACTS, "gpu.memory_total")
 
 
+FOREIGN_ROOT = ("{lib} not queried: probing a foreign root (--sysfs {sysfs}); the GPU driver answers for the "
+                "machine running spec-check, not that tree. Pass --nvml if {sysfs} is this host's /sys "
+                "(a container with the host's /sys mounted)")
+
+
 def collect(ctx: Context) -> dict[str, Fact]:
     counts = pci_vendor_counts(ctx) or {}
-    if counts.get("amd") and not counts.get("nvidia"):
+    amd_only = bool(counts.get("amd") and not counts.get("nvidia"))
+    if not ctx.query_drivers:
+        why = FOREIGN_ROOT.format(lib="amdsmi" if amd_only else "NVML", sysfs=ctx.sysfs)
+        out = {name: error(why, source="probe") for name in FACTS}
+        vendor = "amd" if amd_only else "nvidia" if counts.get("nvidia") else None
+        if vendor:  # the tree's own PCI scan knows that much
+            out["gpu.vendor"] = value(vendor, source="sysfs: PCI scan")
+        return out
+    if amd_only:
         out = amd.collect(ctx)
     else:
         out = nvidia.collect(ctx)
