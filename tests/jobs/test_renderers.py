@@ -96,8 +96,17 @@ def test_fail_on_warn_and_clean_job(tmp_path: Path) -> None:
     p = Path(__file__).parents[1] / "acceptance" / "jobs" / "positive" / "megatron_sbatch"
     r = spec_check("lint", "--set", "step_time=2s", str(p))
     assert r.returncode == 0, r.stdout[-3000:]
-    r = spec_check("lint", "--fail-on", "warn", "--set", "step_time=2s", str(p))
-    assert r.returncode in (0, 1)
+    # clean: not even a warn, so --fail-on warn keeps exit 0
+    r = spec_check("lint", "--fail-on", "warn", "--format", "json", "--set", "step_time=2s", str(p))
+    assert json.loads(r.stdout)["summary"]["warn"] == 0
+    assert r.returncode == 0, r.stdout[-3000:]
+    # a conformant job whose only findings are warns: exit 0, and 1 under --fail-on warn
+    q = p.parent / "deepspeed_accelerate"
+    r = spec_check("lint", "--format", "json", str(q))
+    summary = json.loads(r.stdout)["summary"]
+    assert (summary["fail"], summary["error"], summary["warn"] > 0) == (0, 0, True), summary
+    assert r.returncode == 0
+    assert spec_check("lint", "--fail-on", "warn", str(q)).returncode == 1
 
 
 def test_select_and_ignore_prefixes(bad_job: Path) -> None:
