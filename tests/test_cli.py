@@ -337,3 +337,25 @@ def test_probe_of_a_foreign_root_skips_nvml_unless_told(tmp_path: Path) -> None:
     r = spec_check("probe", *roots, "--nvml")
     assert "not queried" not in json.loads(r.stdout)["facts"]["gpu.count"].get("error", "")
     assert "--nvml / --no-nvml" in spec_check("probe", "--help").stdout
+
+
+@pytest.mark.parametrize(("args", "needles"), [
+    (["check", "--format", "xml"], ["check: Invalid value for '--format': 'xml'"]),
+    (["check", "--sysfs", "/nonexistent-sysfs"], ["'--sysfs'", "/nonexistent-sysfs"]),
+    (["probe", "--procfs", "/nonexistent-procfs"], ["probe:", "'--procfs'"]),
+    (["check", "--bogus"], ["No such option '--bogus'"]),
+    (["rules", "explain"], ["rules explain: Missing argument"]),
+    (["spec", "show", "--format", "xml"], ["spec show:", "'xml'"]),
+    (["lint", "--format", "xml"], ["lint:", "'xml'"]),
+    (["cluster", "--format", "xml"], ["cluster:", "'xml'"]),
+    (["report"], ["report: Missing argument"]),
+    (["nosuchverb"], ["No such command 'nosuchverb'"]),
+    (["check", "--set", "shm_min=1G"], ['--set shm_min=1G: unknown unit "G" (did you mean GiB or GB?)']),
+    (["check", "--set", "nope=1"], ['--set nope=1: unknown parameter "nope"']),
+])
+def test_every_usage_error_is_one_line(args: list[str], needles: list[str]) -> None:
+    """Whatever the verb (lint, cluster and report included), a usage error is one line
+    ``spec-check: error: ...`` and exit 2, never click's Usage/Try/Error block."""
+    r = spec_check(*args)
+    assert_one_line_error(r, *needles)
+    assert "Usage:" not in r.stderr and "Try '" not in r.stderr

@@ -77,3 +77,17 @@ def test_format_quantity_picks_readable_unit() -> None:
 def test_format_value_small_and_odd_values(value: float, unit: str, text: str) -> None:
     """Regression: values below the first display step used to recurse forever."""
     assert format_value(value, unit) == text
+
+
+def test_unknown_unit_suggests_the_ones_meant() -> None:
+    import pytest as _pytest
+
+    from validator.errors import UnitError
+    from validator.units import parse_quantity, suggest_units
+
+    assert suggest_units("G", "bytes") == "GiB or GB"
+    assert suggest_units("M", "bytes") == "MiB or MB"
+    with _pytest.raises(UnitError, match=r'unknown unit "G" \(did you mean GiB or GB\?\)'):
+        parse_quantity("1G", dimension="bytes")
+    with _pytest.raises(UnitError, match=r'unknown unit "furlong" \(e\.g\.'):
+        parse_quantity("1 furlong", dimension="bytes")

@@ -186,12 +186,14 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
     known = ", ".join(sorted(spec.parameters))
 
     def apply(name: str, raw: Any, origin: str, file: str | None, line: int | None) -> None:
+        # a --set error names the option as typed; a profile error names its file:line
+        said = f"--set {name}={raw}: " if origin == "--set" else ""
         if name not in spec.parameters:
-            raise SpecCheckError(f'unknown parameter "{name}" (known: {known})', file=file, line=line)
+            raise SpecCheckError(f'{said}unknown parameter "{name}" (known: {known})', file=file, line=line)
         try:
             parsed = parse_parameter(name, spec.parameters[name], raw)
         except UnitError as exc:
-            raise SpecCheckError(exc.problem, file=file, line=line) from None
+            raise SpecCheckError(said + exc.problem, file=file, line=line) from None
         values[name] = ParamValue(name, parsed, _text(raw), origin)
 
     if profile is not None:

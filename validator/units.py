@@ -105,6 +105,19 @@ def unit_of(name: str) -> Unit:
         raise UnitError(f'unknown unit "{name}" (e.g. {_COMMON})') from None
 
 
+def suggest_units(name: str, dimension: str | None = None) -> str:
+    """'G' for a byte size -> 'GiB or GB': the units that ``name`` could have meant, in the
+    wanted dimension when known (binary first: sizes in the spec are binary)."""
+    if not name:
+        return ""
+    low = name.lower()
+    found = [u for u, info in UNITS.items() if u and u.lower().startswith(low) and u != name
+             and (dimension is None or info.dimension == dimension)]
+    found.sort(key=lambda u: ("i" not in u, len(u), u))
+    found = found[:3]
+    return " or ".join(found) if len(found) <= 2 else ", ".join(found[:-1]) + " or " + found[-1]
+
+
 def parse_quantity(text: object, *, dimension: str | None = None) -> Quantity:
     """Parse ``"400 Gb/s"``, ``"1 GiB"``, ``"90s"`` or ``"unlimited"``.
 
@@ -126,6 +139,9 @@ def parse_quantity(text: object, *, dimension: str | None = None) -> Quantity:
         number, unit_name = float(m.group(1)), m.group(2)
     else:
         raise UnitError(f"expected a quantity, got {type(text).__name__}")
+    if unit_name not in UNITS:
+        hint = suggest_units(unit_name, dimension)
+        raise UnitError(f'unknown unit "{unit_name}" ' + (f"(did you mean {hint}?)" if hint else f"(e.g. {_COMMON})"))
     u = unit_of(unit_name)
     if dimension is not None and u.dimension != dimension:
         example = _EXAMPLES.get(dimension, dimension)

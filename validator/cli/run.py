@@ -1,7 +1,8 @@
 """Run the click group so that every user error is one line and exit code 2.
 
 A ``SpecCheckError`` (bad input, bad usage) prints ``spec-check: error: <file:line:
-problem>`` and exits 2; click's own usage errors exit 2 as well. Anything else is a bug:
+problem>`` and exits 2; click's own usage errors (bad option value, unknown option, missing
+argument) of every verb become the same one line, exit 2. Anything else is a bug:
 it is reported in one line with a hint to re-run with ``SPEC_CHECK_DEBUG=1`` for the
 traceback, and still exits 2, since the run could not be done.
 """
@@ -32,9 +33,17 @@ def run_cli(group: click.Group, argv: list[str]) -> Any:
         fail("interrupted")
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `spec-check` or `spec-check rules`
+        if exc.ctx is not None:
+            click.echo(exc.ctx.get_help())
         sys.exit(2)
+    except click.ClickException as exc:
+        # click's usage errors print Usage/Try/Error on three lines: the contract is one
+        verb = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else ""
+        message = exc.format_message()
+        if verb and verb != "spec-check":
+            message = f"{verb.removeprefix('spec-check ')}: {message} (see `{verb} --help`)"
+        fail(message)
     except KeyboardInterrupt:
         fail("interrupted")
     except BrokenPipeError:
