@@ -87,9 +87,11 @@ class TerminalRenderer:
         if changed:
             console.print("parameters: " + escape(", ".join(f"{k}={v['value']} ({v['origin']})"
                                                              for k, v in changed.items())))
-        subjects = sorted({f.subject for f in report.findings})
-        for subject in subjects:
-            rows = [f for f in report.findings if f.subject == subject]
+        by_subject: dict[str, list[Finding]] = {}
+        for f in report.findings:  # one pass: a 10,000-host result must not be scanned per host
+            by_subject.setdefault(f.subject, []).append(f)
+        for subject in sorted(by_subject):
+            rows = by_subject[subject]
             skipped: dict[str, list[str]] = {}
             if not self.verbose:  # not-applicable rules, one line per reason
                 for f in rows:
