@@ -258,7 +258,7 @@ def test_output_follows_symlinks_and_writes_through_devices(failing: Path, tmp_p
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (["--select", "CKPT"], "--select CKPT: matches no rule"),  # job rules only: check judges nodes
+    (["--select", "CKPT"], "--select CKPT: matches only job rules; use `spec-check lint`"),  # job rules only: check judges nodes
     (["--sysfs", "/nonexistent-sysfs"], "does not exist"),
 ])
 def test_usage_errors_that_would_check_nothing(args: list[str], needle: str, healthy: Path) -> None:

@@ -28,3 +28,22 @@ def test_unknown_prefix_is_a_usage_error() -> None:
 
 def test_split_csv() -> None:
     assert split_csv(["NET,MEM", " PLAT-01 "]) == ("NET", "MEM", "PLAT-01")
+
+
+def test_a_run_that_selects_nothing_is_a_usage_error() -> None:
+    """--ignore of every node requirement must not end in "CONFORMANT" with nothing checked."""
+    from tests.test_cli import assert_one_line_error, spec_check
+
+    r = spec_check("check", "--ignore", "NET,MEM,TOPO,PLAT,MON,ENER", "--facts", "tests/fixtures/facts/dgx_h100.json")
+    assert_one_line_error(r, "no rules selected: --ignore NET,MEM,TOPO,PLAT,MON,ENER leave nothing to check")
+    assert "CONFORMANT" not in r.stdout
+
+
+def test_a_prefix_of_another_verbs_rules_names_that_verb() -> None:
+    from tests.test_cli import assert_one_line_error, spec_check
+
+    assert_one_line_error(spec_check("check", "--select", "CKPT-01"),
+                          "--select CKPT-01: matches only job rules; use `spec-check lint`")
+    assert_one_line_error(spec_check("check", "--ignore", "NET-04"),
+                          "--ignore NET-04: matches only cluster rules; use `spec-check cluster`")
+    assert_one_line_error(spec_check("check", "--select", "ZZZ-99"), "--select ZZZ-99: matches no rule")

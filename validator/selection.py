@@ -9,7 +9,7 @@ otherwise silently check nothing).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from validator.errors import SpecCheckError
 
@@ -26,12 +26,30 @@ def is_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> b
     return sel > ign
 
 
-def check_prefixes(rule_ids: Iterable[str], select: Sequence[str], ignore: Sequence[str]) -> None:
+VERB_OF_SCOPE = {"node": "spec-check check", "job": "spec-check lint", "cluster": "spec-check cluster"}
+
+
+def check_prefixes(rule_ids: Iterable[str], select: Sequence[str], ignore: Sequence[str], *,
+                   elsewhere: Mapping[str, str] | None = None) -> None:
+    """Every prefix matches a rule this verb evaluates. ``elsewhere`` maps the rule IDs of
+    other scopes to their scope, so ``check --select CKPT-01`` says which verb checks it."""
     ids = [r.upper() for r in rule_ids]
     for option, prefixes in (("--select", select), ("--ignore", ignore)):
         for p in prefixes:
-            if not any(r.startswith(p.upper()) for r in ids):
-                raise SpecCheckError(f'{option} {p}: matches no rule (see `spec-check rules list`)')
+            if any(r.startswith(p.upper()) for r in ids):
+                continue
+            scopes = sorted({scope for rid, scope in (elsewhere or {}).items() if rid.upper().startswith(p.upper())})
+            if scopes:
+                verbs = " or ".join(f"`{VERB_OF_SCOPE.get(s, s)}`" for s in scopes)
+                raise SpecCheckError(f'{option} {p}: matches only {" and ".join(scopes)} rules; use {verbs}')
+            raise SpecCheckError(f'{option} {p}: matches no rule (see `spec-check rules list`)')
+
+
+def check_something_selected(rule_ids: Iterable[str], select: Sequence[str], ignore: Sequence[str]) -> None:
+    """A run that would evaluate no rule must not report "conformant": a usage error."""
+    if not any(is_selected(r, select, ignore) for r in rule_ids):
+        given = " ".join(f"{opt} {','.join(ps)}" for opt, ps in (("--select", select), ("--ignore", ignore)) if ps)
+        raise SpecCheckError(f"no rules selected: {given} leave nothing to check")
 
 
 def split_csv(values: Iterable[str]) -> tuple[str, ...]:

@@ -103,14 +103,18 @@ def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")
     "conformant" with nothing checked."""
     from validator.engine import Context
     from validator.loader import load_pack
-    from validator.selection import check_prefixes
+    from validator.selection import check_prefixes, check_something_selected
     from validator.spec import load_fact_catalogue, load_spec, resolve_parameters
 
     spec = load_spec(opts.spec_version)
     params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
     catalogue = load_fact_catalogue()
     pack = load_pack(spec, catalogue)
-    check_prefixes([r.id for r in pack.rules if r.scope in scopes], opts.select, opts.ignore)
+    in_scope = [r.id for r in pack.rules if r.scope in scopes]
+    check_prefixes(in_scope, opts.select, opts.ignore,
+                   elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
+    if opts.select or opts.ignore:
+        check_something_selected(in_scope, opts.select, opts.ignore)
     return Built(Context(spec, catalogue, params), pack)
 
 
