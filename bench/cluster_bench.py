@@ -5,8 +5,9 @@
    SSH). Needs root; skipped otherwise.
 2. ring sweep: rounds per plan as N grows (pure), and measured sweep wall time over real
    iperf3 for small N (root only): a ring sweep's time should not grow with N.
-3. evaluation at scale: 10,000 generated node documents -> one cluster facts document ->
-   engine -> one Report; wall time and peak Python memory (tracemalloc).
+3. evaluation at scale, end to end: 10,000 generated node facts files on disk ->
+   ``spec-check cluster --facts DIR --format json -o FILE`` (load, validate, build the
+   cluster document, evaluate, render, write); wall time and the child's peak RSS.
 
     python bench/cluster_bench.py [--hosts 8] [--nodes 10000] [--skip-netns]
 
@@ -22,7 +23,6 @@ import os
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,10 +158,14 @@ def _node_doc(i: int, template: dict) -> dict:
     return doc
 
 
-def bench_evaluate(n: int) -> None:
-    from validator import __version__
-    from validator.cli.common import RunOptions, build, evaluate_documents
-    from validator.cluster import facts as cfacts
+def bench_evaluate(n: int, keep: Path | None = None) -> None:
+    """End to end, as an operator replays a fleet: ``spec-check cluster --facts DIR
+    --format json -o FILE`` over n node facts files written to disk first. The time and
+    the peak RSS are the child process's own (``getrusage(RUSAGE_CHILDREN)``): loading and
+    validating the files, building the cluster document, evaluating, rendering JSON and
+    writing it, interpreter start-up included."""
+    import resource
+    import tempfile
 
     probe = subprocess.run(
         [sys.executable, "-m", "validator", "probe", "--format", "json"],
@@ -170,38 +174,37 @@ def bench_evaluate(n: int) -> None:
         check=True,
     )
     template = json.loads(probe.stdout)
-    docs = {f"node{i:05d}": cfacts.rekey(_node_doc(i, template), f"node{i:05d}") for i in range(n)}
     size = len(probe.stdout)
-    built = build(RunOptions())
-
-    def run() -> int:
-        hosts = list(docs)
-        cdoc = cfacts.build(
-            hosts,
-            docs,
-            {},
-            name="cluster",
-            tool_version=__version__,
-            collected_at="2026-01-01T00:00:00Z",
+    with tempfile.TemporaryDirectory(prefix="sc-bench-eval-") as tmp:
+        facts = Path(tmp) / "facts"
+        facts.mkdir()
+        for i in range(n):
+            doc = _node_doc(i, template)
+            (facts / f"{doc['subject']['name']}.json").write_text(json.dumps(doc))
+        out = Path(tmp) / "result.json"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        p = subprocess.run(
+            [sys.executable, "-m", "validator", "cluster", "--facts", str(facts),
+             "--format", "json", "-o", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
         )
-        report = evaluate_documents(
-            "cluster", built, RunOptions(), [*docs.values(), cdoc], [*hosts, "cluster"]
+        dt = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode not in (0, 1):
+            raise SystemExit(f"[evaluate] spec-check failed: {p.stderr.strip()}")
+        result = json.loads(out.read_text())
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        print(
+            f"[evaluate] {n} node facts files (~{size / 1024:.0f} KiB each) -> "
+            f"spec-check cluster --facts DIR --format json: {len(result['findings'])} findings, "
+            f"{out.stat().st_size / 2**20:.0f} MiB of JSON in {dt:.2f} s wall "
+            f"({cpu:.2f} s CPU, {dt / n * 1e3:.2f} ms/node); peak RSS {after.ru_maxrss / 1024:.0f} MiB"
         )
-        return len(report.findings)
-
-    t0 = time.perf_counter()
-    findings = run()
-    dt = time.perf_counter() - t0
-    tracemalloc.start()
-    run()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(
-        f"[evaluate] {n} node documents (~{size / 1024:.0f} KiB each as JSON) "
-        f"-> {findings} findings "
-        f"in {dt:.2f} s ({dt / n * 1e3:.2f} ms/node); peak traced memory during evaluation "
-        f"{peak / 2**20:.0f} MiB"
-    )
+        if keep is not None:
+            keep.write_text(out.read_text())
 
 
 def main() -> None:
