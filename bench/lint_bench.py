@@ -3,7 +3,10 @@
 Two runs, each timed end to end as a user runs them (a fresh process, imports included):
 
 1. one file: ``spec-check lint FILE`` vs ``check-jsonschema --schemafile trivial.json FILE``;
-2. 1,000 files in one call: the corpus configs (JSON, YAML, TOML) copied round-robin.
+2. 1,000 files in one call: the corpus configs (JSON, YAML, TOML, and the shell
+   formats: Slurm batch scripts, Megatron/torchrun launchers, env files) copied
+   round-robin. check-jsonschema cannot read shell, so it gets the structured files of
+   the same mix (the ratio is then conservative: spec-check does more files).
 
 check-jsonschema only parses each file and validates it against a trivial schema (``{}``),
 so the ratio shows what reading every format with line tracking, normalizing the job
@@ -29,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus", Path("/work/shared/corpus"))
                        if p.is_dir()), ROOT.parent / "shared" / "corpus")
 STRUCTURED = (".json", ".yaml", ".yml", ".toml")
+SHELL = (".sh", ".bash", ".slurm", ".sbatch", ".sub", ".env")
 
 
 def _time(cmd: list[str], repeat: int) -> tuple[float, int]:
@@ -53,7 +57,7 @@ def main() -> int:
     if not Path(cjs).exists():
         print("check-jsonschema is not installed: pip install check-jsonschema", file=sys.stderr)
         return 2
-    sources = sorted(p for p in args.corpus.rglob("*") if p.suffix in STRUCTURED)
+    sources = sorted(p for p in args.corpus.rglob("*") if p.suffix in STRUCTURED + SHELL)
     if not sources:
         print(f"no corpus configs under {args.corpus}", file=sys.stderr)
         return 2
@@ -70,15 +74,19 @@ def main() -> int:
             dst = many / f"{i:05d}_{src.name}"
             shutil.copyfile(src, dst)
             files.append(str(dst))
-        one = str(sources[0])
+        structured = [f for f in files if Path(f).suffix in STRUCTURED]
+        n_shell = len(files) - len(structured)
+        one = str(next(p for p in sources if p.suffix in STRUCTURED))
         rows = []
         t_lint, _ = _time([*lint, one], args.repeat)
         t_cjs, _ = _time([cjs, "--schemafile", str(schema), one], args.repeat)
         rows.append(("1 file", t_lint, t_cjs))
         t_lint, _ = _time([*lint, "--ignore-unknown", *files], args.repeat)
-        t_cjs, _ = _time([cjs, "--schemafile", str(schema), *files], args.repeat)
+        t_cjs, _ = _time([cjs, "--schemafile", str(schema), *structured], args.repeat)
         rows.append((f"{args.files} files, one call", t_lint, t_cjs))
     print(f"corpus: {len(sources)} configs from {args.corpus}; median of {args.repeat} runs")
+    print(f"{args.files}-file mix: {n_shell} shell/env files (spec-check only), "
+          f"{len(structured)} JSON/YAML/TOML (both tools)")
     print(f"{'case':<24}{'spec-check lint':>18}{'check-jsonschema':>19}{'ratio':>8}")
     for name, a, b in rows:
         print(f"{name:<24}{a:>16.3f} s{b:>17.3f} s{a / b:>7.2f}x")
