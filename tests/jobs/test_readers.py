@@ -161,15 +161,43 @@ def test_accelerate_follows_deepspeed_json_and_dir_is_one_job(tmp_path: Path) ->
     )
 
 
-def test_conflicting_files_are_reported_first_wins(tmp_path: Path) -> None:
+def test_conflicting_files_are_an_error_of_the_fact_they_feed(tmp_path: Path) -> None:
+    from tests.jobs.util import by_rule, findings
+
     (tmp_path / "a.json").write_text(
-        '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}'
+        '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}'
     )
     (tmp_path / "b.yaml").write_text("per_device_train_batch_size: 8\nbf16: true\noutput_dir: x\n")
     doc = facts(tmp_path)
-    assert value(doc, "job.batch.micro") == 4
     (conflict,) = value(doc, "job.config.conflicts")
     assert "job.batch.micro" in conflict and "b.yaml:1" in conflict
+    micro = doc["facts"]["job.batch.micro"]
+    assert "a.json:1" in micro["error"] and "b.yaml:1" in micro["error"]
+    assert micro["location"]["line"] == 1 and micro["location"]["file"].endswith("b.yaml")
+    # train + micro: accumulation inferred, so the divisibility rule reads the micro-batch
+    f = by_rule(findings(tmp_path, sets=("gpu_count=8",)))["BATCH-01.global-batch-not-divisible"]
+    assert f.status.value == "error" and "disagree" in f.message
+
+
+def test_a_command_line_flag_beats_the_config_it_overrides(tmp_path: Path) -> None:
+    """Accelerate says 2 nodes / 16 processes, sbatch 4 x 8, the launch line
+    --num_processes 32: the flag wins over the config (no conflict); the node counts
+    really disagree (an error value, not a silent 2)."""
+    (tmp_path / "acc.yaml").write_text(
+        "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: bf16\n"
+        "num_machines: 2\nnum_processes: 16\n"
+    )
+    (tmp_path / "job.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n#SBATCH --time=02:00:00\n"
+        "srun accelerate launch --config_file acc.yaml --num_processes 32 train.py\n"
+    )
+    for target in (tmp_path, tmp_path / "job.sbatch"):  # either read order
+        doc = facts(target)
+        assert (value(doc, "job.world_size"), line(doc, "job.world_size")) == (32, 5)
+        assert value(doc, "job.gpu_count") == 32
+        (conflict,) = value(doc, "job.config.conflicts")
+        assert conflict.startswith("job.resources.nodes:")
+        assert "error" in doc["facts"]["job.resources.nodes"]
 
 
 @pytest.mark.parametrize(

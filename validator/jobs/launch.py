@@ -57,7 +57,11 @@ def _f(flags: Flags, *names: str) -> tuple[str, int] | None:
     return None
 
 
-def _set_int(ctx: Ctx, flags: Flags, fact: str, source: str, *names: str) -> int | None:
+def _set_int(
+    ctx: Ctx, flags: Flags, fact: str, source: str, *names: str, override: bool = False
+) -> int | None:
+    """Set ``fact`` from the first flag of ``names``; ``override``: the flag overrides a
+    config file's value (``accelerate launch --num_processes`` over its config)."""
     hit = _f(flags, *names)
     if hit is None:
         return None
@@ -65,7 +69,7 @@ def _set_int(ctx: Ctx, flags: Flags, fact: str, source: str, *names: str) -> int
     # case pattern, a loop variable): what is not a number is left unknown, not an error
     n = c.as_int(hit[0])
     if n is not None:
-        ctx.model.set(fact, n, ctx.file, hit[1], f"{source}: --{names[0]}")
+        ctx.model.set(fact, n, ctx.file, hit[1], f"{source}: --{names[0]}", override=override)
     return n
 
 
@@ -142,19 +146,19 @@ def _torchrun(ctx: Ctx, flags: Flags) -> None:
 
 def _accelerate(ctx: Ctx, flags: Flags) -> None:
     m = ctx.model
-    _set_int(ctx, flags, "job.world_size", "accelerate launch", "num-processes")
-    _set_int(ctx, flags, "job.resources.nodes", "accelerate launch", "num-machines")
-    _set_int(
-        ctx, flags, "job.batch.accumulation", "accelerate launch", "gradient-accumulation-steps"
-    )
-    n = _set_int(ctx, flags, "job.recovery.max_restarts", "accelerate launch", "max-restarts")
+    # accelerate launch flags override the --config_file they come with
+    al = "accelerate launch"
+    _set_int(ctx, flags, "job.world_size", al, "num-processes", override=True)
+    _set_int(ctx, flags, "job.resources.nodes", al, "num-machines", override=True)
+    n = _set_int(ctx, flags, "job.recovery.max_restarts", al, "max-restarts", override=True)
     if n is None:
         m.default("job.recovery.max_restarts", 0, ctx.file, "accelerate launch: --max_restarts = 0")
     mp = _f(flags, "mixed-precision")
     if mp and c.dtype_word(mp[0]):
-        c.precision(
-            m, c.dtype_word(mp[0]) or "", ctx.file, mp[1], "accelerate launch: --mixed_precision"
-        )
+        word = c.dtype_word(mp[0]) or ""
+        m.set("job.precision.mode", word, ctx.file, mp[1], f"{al}: --mixed_precision", override=True)
+        if word in c.HALF:
+            m.add("job.precision.modes", word, ctx.file, mp[1], f"{al}: --mixed_precision")
 
 
 def _deepspeed_launcher(ctx: Ctx, flags: Flags) -> None:
@@ -336,7 +340,12 @@ def _hf_args(ctx: Ctx, flags: Flags) -> None:
         if not k.startswith(("@", "#")) and "?" not in k
     }
     sub = Ctx(ctx.path, ctx.file, ctx.text, ctx.model, ctx.follow, Tree(ctx.file, data, lines))
-    hf.read_trainer(sub)
+    # Trainer arguments on the command line override a config file's values
+    ctx.model.overriding = True
+    try:
+        hf.read_trainer(sub)
+    finally:
+        ctx.model.overriding = False
 
 
 def _typed(v: str) -> object:

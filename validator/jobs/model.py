@@ -6,8 +6,12 @@ value, the file and line it came from, and a ``source`` naming the framework key
 deterministic:
 
 * an explicit value beats a framework default, whichever file is read first;
-* between explicit values the first one read wins, and a disagreement is kept as a
-  conflict (reported through ``job.config.conflicts``), never silently dropped;
+* an explicit command-line flag (``accelerate launch --num_processes 32``, Trainer
+  arguments after the script) beats the config file it overrides, in any read order;
+* two explicit values of the same standing that disagree are a conflict: listed in
+  ``job.config.conflicts`` and the fact becomes an error value at the second one, so
+  each rule the value feeds (world size: TOPO-03, BATCH-01, CKPT-02) reports it as an
+  ``error`` naming both files and lines instead of judging one of them;
 * a value the config cannot know (GPU count, step time) may come from ``--set``; it is
   recorded with source ``--set NAME`` and no file.
 
@@ -87,7 +91,8 @@ class Entry:
     line: int | None
     source: str
     default: bool = False
-    error: str | None = None  # the value is of the wrong type: the fact is an error value
+    error: str | None = None
+    override: bool = False  # a command-line flag: beats a config file's value  # the value is of the wrong type: the fact is an error value
 
 
 class JobModel:
@@ -103,21 +108,41 @@ class JobModel:
         self.errors: list[dict[str, Any]] = []
         self.torch = False  # a PyTorch job: the torch.distributed defaults apply
         self.timeouts: list[Entry] = []
+        self.overriding = False  # reading command-line arguments: they override files
 
     # -- what readers call --------------------------------------------------------------
-    def set(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
-        """An explicit value; ``None`` and the string "auto" mean "not set here"."""
+    def set(
+        self,
+        name: str,
+        value: Any,
+        file: str | None,
+        line: int | None,
+        source: str,
+        *,
+        override: bool = False,
+    ) -> None:
+        """An explicit value; ``None`` and the string "auto" mean "not set here".
+        ``override``: a command-line flag, which beats a config file's value."""
         if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
             return
         assert name in FACTS, name
+        override = override or self.overriding
         old = self.entries.get(name)
-        if old is None or old.default:
-            self.entries[name] = Entry(value, file, line, source)
+        if old is None or old.default or (override and not old.override and old.error is None):
+            self.entries[name] = Entry(value, file, line, source, override=override)
+        elif old.override and not override:
+            return  # the config value the flag overrides
         elif old.error is None and old.value != value:
             where = f"{file}:{line}" if line else str(file)
-            self.conflicts.append(
-                f"{name}: {old.source} = {old.value!r} at "
-                f"{old.file}:{old.line}, but {source} = {value!r} at {where}"
+            text = (
+                f"{old.source} = {old.value!r} at {old.file}:{old.line}, "
+                f"but {source} = {value!r} at {where}"
+            )
+            self.conflicts.append(f"{name}: {text}")
+            if name == "job.precision.mode":
+                return  # two modes: PREC-02's inconsistent-precision finding says it
+            self.entries[name] = Entry(
+                None, file, line, source, error=f"the job's files disagree: {text}"
             )
 
     def invalid(
