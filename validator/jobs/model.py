@@ -91,8 +91,8 @@ class Entry:
     line: int | None
     source: str
     default: bool = False
-    error: str | None = None
-    override: bool = False  # a command-line flag: beats a config file's value  # the value is of the wrong type: the fact is an error value
+    error: str | None = None  # the value is of the wrong type, or files disagree
+    override: bool = False  # a command-line flag: beats a config file's value
 
 
 class JobModel:
