@@ -256,8 +256,42 @@ FINDINGS: dict[str, list[tuple[str, str, int | None]]] = {
         ("BATCH-01.global-batch-not-divisible", "pass", 59),
         ("TOPO-03.degrees-do-not-divide-world-size", "pass", 16),
     ],
-    # an inherited default is no evidence of fp32 training: skipped, not failed
-    "tensorflow__models__official__nlp": [("PREC-01.full-precision-training", "skip", None)],
+    # an inherited default is no evidence of fp32 training: skipped, not failed;
+    # summary_interval: 1000 steps is beyond the profile's 100-step metrics bound
+    "tensorflow__models__official__nlp": [
+        ("PREC-01.full-precision-training", "skip", None),
+        ("MON-02.metrics-interval-too-many-steps", "fail", 45),
+    ],
+    # summary_interval: 625 (once per epoch of ImageNet at batch 2048)
+    "tensorflow__models__official__vision": [
+        ("MON-02.metrics-interval-too-many-steps", "fail", 37)
+    ],
+    # "steps_per_print": 1000 / 200 / 2000: above the 100-step metrics bound
+    "microsoft__DeepSpeedExamples__training__bing_bert": [
+        ("MON-02.metrics-interval-too-many-steps", "fail", 4)
+    ],
+    "microsoft__DeepSpeedExamples__training__data_efficiency": [
+        ("MON-02.metrics-interval-too-many-steps", "fail", 4)
+    ],
+    "huggingface__accelerate__examples__deepspeed_config_templates": [
+        ("MON-02.metrics-interval-too-many-steps", "fail", 48)
+    ],
+    # run_name: "" gives every restart a new timestamped directory: no auto-resume
+    "AI-Hypercomputer__maxtext__src__maxtext__configs__base": [
+        ("CKPT-03.resume-not-automatic", "fail", 21)
+    ],
+    # enable_checkpointing: false with no time limit (duration unknown: counted as long)
+    "AI-Hypercomputer__maxtext__src__maxtext__configs__gpu": [
+        ("CKPT-01.checkpointing-disabled", "fail", 8)
+    ],
+    # a debug config, but [checkpoint] enable = false with no bound on its duration
+    "pytorch__torchtitan__torchtitan__models__llama3_ft": [
+        ("CKPT-01.checkpointing-disabled", "fail", 58)
+    ],
+    # --distributed-timeout-minutes 60: a dead rank is noticed after an hour
+    "NVIDIA__Megatron-LM__examples__megatron_fsdp": [
+        ("REC-02.detection-timeout-too-long", "fail", 29)
+    ],
 }
 
 
@@ -351,3 +385,16 @@ def test_corpus_folder_lints_as_one_job_via_cli(folder: str) -> None:
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
     assert "LINT-00" not in r.stdout
+
+
+def test_tf_inherited_precision_is_skipped_naming_the_key() -> None:
+    """wiki_books_pretrain.yaml does not set runtime.mixed_precision_dtype: the registered
+    experiment decides it, which a YAML linter cannot see; the dataclass default (None =
+    fp32) is not evidence of fp32 training, so PREC-01 skips and says what to set."""
+    f = (
+        CORPUS / "tf_model_garden_yaml" / "tensorflow__models__official__nlp__configs__"
+        "experiments__wiki_books_pretrain.yaml"
+    )
+    p = by_rule(findings(f))["PREC-01.full-precision-training"]
+    assert p.status.value == "skip"
+    assert "inherited default" in p.message and "runtime.mixed_precision_dtype" in p.message
