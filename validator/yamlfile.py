@@ -72,9 +72,15 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequen
 
 def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
     """Parse one YAML file; every failure is one error naming the file and line."""
+    import stat
+
     where = str(path)
     try:
-        with path.open("rb") as fh:  # bounded even for /dev/zero or a FIFO (st_size 0)
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            # open() on a FIFO blocks until a writer comes; a device may never end
+            raise error("not a regular file (a FIFO, socket or device)", file=where)
+        with path.open("rb") as fh:  # bounded even for a file that grows while read
             raw = fh.read(MAX_YAML_BYTES + 1)
         if len(raw) > MAX_YAML_BYTES:
             raise error(f"larger than {MAX_YAML_BYTES // 2**20} MiB", file=where)

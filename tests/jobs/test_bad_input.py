@@ -427,3 +427,11 @@ def test_fifo_as_path_or_in_a_job_does_not_hang(tmp_path: Path) -> None:
     assert prec["status"] == "pass"
     r = spec_check("lint", "--jobs-of-files", "--format", "json", str(tmp_path / "ds.json"), timeout=30)
     assert r.returncode == 1 and "not a regular file" in r.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_fifo_as_profile_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "profile.yaml"
+    os.mkfifo(fifo)
+    r = spec_check("lint", "--profile", str(fifo), str(DS_ACC), timeout=30)
+    _one_line_error(r, str(fifo), "not a regular file")
