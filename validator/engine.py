@@ -201,7 +201,34 @@ def _test(op_name: str, actual: Any, expected: Any) -> bool:
 
 
 def _sentence(op_name: str, label: str, value_text: str) -> str:
+    if op_name == "gte" and value_text.split(" (")[0] == UNLIMITED:
+        return f"{label} {value_text}"  # "locked-memory limit unlimited (memlock_min)", not ">= unlimited"
     return OPERATORS[op_name].sentence.format(label=label, value=value_text)
+
+
+def _condition_text(ctx: Context, rule: Rule, cond: Condition) -> str:
+    if cond.field is not None:
+        label = _label(ctx, rule.fact, cond.field)
+    else:
+        label = _label(ctx, cond.fact or rule.fact, None)
+    raw = cond.value
+    if isinstance(raw, dict) and "param" in raw:
+        p = ctx.params[raw["param"]]
+        text = f"{p.text} ({p.name})"
+    else:
+        text = format_value(raw, None)
+    return _sentence(cond.op, label, text if OPERATORS[cond.op].needs_value else "")
+
+
+def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
+    """A rule in words, as findings say it: the expected sentence and each condition's."""
+    b = _Builder(ctx, rule, "", "MUST")
+    return {
+        "expected": b.static_expected(),
+        "when": [_condition_text(ctx, rule, c) for c in rule.when],
+        "where": [(_condition_text(ctx, rule, c), c.reason) for c in rule.where],
+        "filter": [_condition_text(ctx, rule, c) for c in rule.filter],
+    }
 
 
 def _condition_holds(ctx: Context, cond: Condition, rule: Rule, facts: Mapping[str, Fact],

@@ -27,7 +27,9 @@ def rules() -> None:
 def list_rules(spec_version: str, scope: str | None, fmt: str) -> None:
     """Every rule with its requirement ID, level and scope."""
     built = _built(spec_version)
-    chosen = [r for r in built.pack.rules if scope is None or r.scope == scope]
+    order = {req.id: i for i, req in enumerate(built.ctx.spec.requirements)}
+    chosen = sorted((r for r in built.pack.rules if scope is None or r.scope == scope),
+                    key=lambda r: (order.get(r.requirement, len(order)), r.id))
     if fmt == "markdown":
         click.echo(requirement_table(built, chosen), nl=False)
         return
@@ -37,6 +39,7 @@ def list_rules(spec_version: str, scope: str | None, fmt: str) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     width = max((len(r.id) for r in chosen), default=10)
+    click.echo(f"{'RULE':<{width}}  {'REQ':<8} {'LEVEL':<6} {'SCOPE':<7} SUMMARY")
     for r in chosen:
         level = built.pack.level_of(r, built.ctx.spec)
         click.echo(f"{r.id:<{width}}  {r.requirement:<8} {level:<6} {r.scope:<7} {r.summary.strip()}")
@@ -70,14 +73,20 @@ def explain(rule_id: str, spec_version: str) -> None:
         for r in members:
             click.echo(f"  {r.id:<34} {r.scope:<7} {r.summary.strip()}")
         return
+    from validator.engine import describe_rule
+
     r = pack.get(rule_id)
-    check = r.check.model_dump(exclude_none=True)
+    words = describe_rule(built.ctx, r)
     click.echo(f"{r.id}  ({pack.level_of(r, spec)}, {r.scope} scope, requirement {r.requirement})\n")
     click.echo(f"{r.summary.strip()}\n\nWhy: {r.why.strip()}\n\nFix: {r.remediation.strip()}\n")
-    click.echo(f"Reads: {r.fact}{'.' + r.field if r.field else ''}; check: {json.dumps(check)}")
-    for kind, conds in (("Applies when", r.when), ("Items where", r.where)):
-        for c in conds:
-            click.echo(f"{kind}: {json.dumps(c.model_dump(exclude_none=True))}")
+    what = f"each {r.fact} item's {r.field}" if r.field else r.fact
+    click.echo(f"Expected: {words['expected']}  (reads {what})")
+    for text in words["when"]:
+        click.echo(f"Applies only where: {text}")
+    for text in words["filter"]:
+        click.echo(f"Judges only items where: {text}")
+    for text, why in words["where"]:
+        click.echo(f"Skips items unless: {text}" + (f" ({why})" if why else ""))
 
 
 @click.group()
@@ -104,12 +113,16 @@ def show(requirement: str | None, spec_version: str, fmt: str) -> None:
     if fmt == "json":
         data = s.model_dump(mode="json")
         data["requirements"] = [r.model_dump(mode="json") for r in reqs]
+        if requirement:  # only the parameters of the requirements shown
+            used = {p for r in reqs for p in r.parameters}
+            data["parameters"] = {k: v for k, v in data["parameters"].items() if k in used}
         click.echo(json.dumps(data, indent=2))
         return
     click.echo(f"{s.title} — spec v{s.spec_version}\n{s.status.strip()}\n")
     for r in reqs:
         click.echo(f"{r.id:<8} {r.level:<6} {r.title}")
         click.echo(f"         {r.statement.strip()}")
+        click.echo(f"         Why: {' '.join(r.rationale.split())}")
         for p in r.parameters:
             param = s.parameters[p]
             click.echo(f"         parameter {p} = {param.default if param.default is not None else 'unset'}"
