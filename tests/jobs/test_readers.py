@@ -529,3 +529,15 @@ def test_torchtitan_old_float8_schema_is_fp8(tmp_path: Path) -> None:
     p.write_text("[training]\nsteps = 10\n\n[float8]\nenable_float8_linear = true\n")
     doc = facts(p)
     assert (value(doc, "job.precision.mode"), line(doc, "job.precision.mode")) == ("fp8", 5)
+
+
+def test_maxtext_logs_grad_norm_and_tflops_by_default(tmp_path: Path) -> None:
+    """MaxText's train_step records learning/grad_norm, raw_grad_norm, param_norm and
+    perf/per_device_tflops_per_sec every step: not reported missing (MON-01)."""
+    p = tmp_path / "mt.yml"
+    p.write_text("base_config: base.yml\nrun_name: fixed\nlog_period: 10\n")
+    doc = facts(p)
+    assert {"gradient_stats", "gpu_utilization"} <= set(value(doc, "job.metrics.families"))
+    assert value(doc, "job.metrics.missing") == ["memory", "collective_latency"]
+    p.write_text("base_config: base.yml\noptimizer_memory_host_offload: true\n")
+    assert "gradient_stats" in value(facts(p), "job.metrics.missing")
