@@ -359,3 +359,27 @@ def test_every_usage_error_is_one_line(args: list[str], needles: list[str]) -> N
     r = spec_check(*args)
     assert_one_line_error(r, *needles)
     assert "Usage:" not in r.stderr and "Try '" not in r.stderr
+
+
+def test_custom_rule_pack_with_rules_dir(tmp_path: Path, healthy: Path) -> None:
+    """--rules DIR: a pack of one's own that extends the bundled v1.0, for testing rule files."""
+    pack = tmp_path / "site"
+    pack.mkdir()
+    (pack / "pack.yaml").write_text('id: site\nspec_version: "1.0"\nextends: v1.0\n')
+    (pack / "site.yaml").write_text(
+        "overrides:\n  - id: MEM-02.shm-small\n    check: {op: gte, value: \"128 GiB\"}\n"
+        "rules:\n  - id: MEM-02.shm-huge\n    requirement: MEM-02\n    scope: node\n    summary: s\n"
+        "    why: w\n    remediation: r\n    fact: memory.shm_size\n    check: {op: lte, value: \"1 TiB\"}\n")
+    r = spec_check("check", "--facts", str(healthy), "--rules", str(pack), "--select", "MEM-02", "--format", "json")
+    assert r.returncode == 1, r.stderr
+    result = json.loads(r.stdout)
+    status = {f["rule"]: f["status"] for f in result["findings"]}
+    assert status["MEM-02.shm-small"] == "fail" and status["MEM-02.shm-huge"] == "pass"
+    assert result["rule_pack"]["id"] == "site"
+    listed = spec_check("rules", "list", "--rules", str(pack)).stdout
+    assert "MEM-02.shm-huge" in listed and "NET-01.fabric-port-slow" in listed
+    (pack / "site.yaml").write_text(
+        "rules:\n  - id: MEM-02.shm-huge\n    requirement: MEM-02\n    scope: node\n    summary: s\n"
+        "    why: w\n    remediation: r\n    fact: memory.shm_size\n    check: {op: lte, value: \"1 Gb/s\"}\n")
+    assert_one_line_error(spec_check("rules", "list", "--rules", str(pack)),
+                          f"{pack / 'site.yaml'}:9:", '"1 Gb/s" is a bitrate, but memory.shm_size is bytes')

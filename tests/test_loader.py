@@ -58,9 +58,9 @@ def test_custom_pack(tmp_path: Path) -> None:
     ('value: "1 GiB"', "value: {param: shm_min, field: x}", "a value reference is one of", 9),
     ("scope: node", "scope: rack", "Input should be 'node', 'job' or 'cluster'", 4),
     # checked against spec/facts at load: each would otherwise be an ERROR on every node
-    ('"1 GiB"', '"1 Gb/s"', '"1 Gb/s" is a bitrate, but memory.shm_size is a bytes (B)', 9),
+    ('"1 GiB"', '"1 Gb/s"', '"1 Gb/s" is a bitrate, but memory.shm_size is bytes (B)', 9),
     ('value: "1 GiB"', "value: {param: fabric_port_rate}",
-     "parameter fabric_port_rate is a bitrate, but memory.shm_size is a bytes", 9),
+     "parameter fabric_port_rate is a bitrate, but memory.shm_size is bytes", 9),
     ("fact: memory.shm_size", "fact: host.kernel", 'operator "gte" cannot judge host.kernel, a string', 9),
     ('check: {op: gte, value: "1 GiB"}', "check: {op: is_true}", 'operator "is_true" cannot judge', 9),
     ("fact: memory.shm_size\n    check: {op: gte, value: \"1 GiB\"}",

@@ -201,7 +201,10 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
     rules: list[Rule] = []
     files: list[str] = []
     if meta.extends:
-        _, rules, files = _load_pack_rules(pack_path.parent / meta.extends, (*seen, pack_path), origins)
+        base = pack_path.parent / meta.extends
+        if not (base / "pack.yaml").is_file() and (rules_dir() / meta.extends / "pack.yaml").is_file():
+            base = rules_dir() / meta.extends  # a custom pack (--rules DIR) extending a bundled one
+        _, rules, files = _load_pack_rules(base, (*seen, pack_path), origins)
     by_id = {r.id: i for i, r in enumerate(rules)}
     for path in sorted(pack_path.glob("*.yaml")):
         if path.name == "pack.yaml":
@@ -340,7 +343,7 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
             from validator.spec import QUANTITY_DIMENSIONS
 
             if param.dimension in QUANTITY_DIMENSIONS and want and param.dimension != want:
-                raise _Problem(f'parameter {value["param"]} is a {param.dimension}, but {what} is a {want} '
+                raise _Problem(f'parameter {value["param"]} is a {param.dimension}, but {what} is {want} '
                                f"({info.unit})", loc)
         elif "field" in value and value["field"] not in fields:
             raise _Problem(f'unknown field "{value["field"]}" (known: {", ".join(fields) or "none"})', loc)
@@ -360,7 +363,7 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
         if want is None:
             raise _Problem(f'"{value}" has a unit, but {what} has none', loc)
         if q.dimension != want:
-            raise _Problem(f'"{value}" is a {q.dimension}, but {what} is a {want} ({info.unit})', loc)
+            raise _Problem(f'"{value}" is a {q.dimension}, but {what} is {want} ({info.unit})', loc)
 
 
 def _check_refs_only(value: dict[str, Any], spec: Spec, catalogue: dict[str, FactInfo],

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
-from validator.cli.common import DEFAULT_SPEC_VERSION, RunOptions, build
+from validator.cli.common import DEFAULT_SPEC_VERSION, RunOptions, build, rules_option
 
 
-def _built(spec_version: str) -> Any:
-    return build(RunOptions(spec_version=spec_version))
+def _built(spec_version: str, rules_dir: Path | None = None) -> Any:
+    return build(RunOptions(spec_version=spec_version, rules=rules_dir))
 
 
 @click.group()
@@ -24,9 +25,10 @@ def rules() -> None:
 @click.option("--scope", type=click.Choice(["node", "job", "cluster"]), default=None)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="markdown: the requirement table (as in the README).")
-def list_rules(spec_version: str, scope: str | None, fmt: str) -> None:
+@rules_option()
+def list_rules(spec_version: str, scope: str | None, fmt: str, rules_dir: Path | None) -> None:
     """Every rule with its requirement ID, level and scope."""
-    built = _built(spec_version)
+    built = _built(spec_version, rules_dir)
     order = {req.id: i for i, req in enumerate(built.ctx.spec.requirements)}
     chosen = sorted((r for r in built.pack.rules if scope is None or r.scope == scope),
                     key=lambda r: (order.get(r.requirement, len(order)), r.id))
@@ -58,9 +60,10 @@ def requirement_table(built: Any, chosen: list[Any]) -> str:
 @rules.command("explain")
 @click.argument("rule_id")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
-def explain(rule_id: str, spec_version: str) -> None:
+@rules_option()
+def explain(rule_id: str, spec_version: str, rules_dir: Path | None) -> None:
     """What a rule (or every rule of a requirement) checks, why, and how to fix it."""
-    built = _built(spec_version)
+    built = _built(spec_version, rules_dir)
     spec, pack = built.ctx.spec, built.pack
     req = spec.requirement(rule_id.upper())
     if req is not None:

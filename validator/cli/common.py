@@ -37,6 +37,7 @@ class RunOptions:
     ignore: tuple[str, ...] = ()
     fail_on: str = "fail"
     waivers: Path | None = None
+    rules: Path | None = None  # a custom rule pack directory instead of the bundled one
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -66,10 +67,18 @@ def common_options(func: F) -> F:
                      help="Exit 1 on fail (default), or also on warn."),
         click.option("--waivers", type=click.Path(path_type=Path), default=None,
                      help="YAML file of waivers (approved, expiring exceptions)."),
+        rules_option(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def rules_option() -> Callable[[F], F]:
+    return click.option(
+        "--rules", "rules_dir", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
+        help="A custom rule pack directory (pack.yaml and rule files; it may `extends: v1.0` and override "
+             "bundled rules) instead of the bundled pack for --spec-version.")
 
 
 def run_options(kwargs: dict[str, Any]) -> RunOptions:
@@ -86,6 +95,7 @@ def run_options(kwargs: dict[str, Any]) -> RunOptions:
         ignore=split_csv(kwargs.pop("ignore")),
         fail_on=kwargs.pop("fail_on"),
         waivers=kwargs.pop("waivers"),
+        rules=kwargs.pop("rules_dir", None),
     )
 
 
@@ -109,7 +119,7 @@ def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")
     spec = load_spec(opts.spec_version)
     params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
     catalogue = load_fact_catalogue()
-    pack = load_pack(spec, catalogue)
+    pack = load_pack(spec, catalogue, pack_path=opts.rules)
     in_scope = [r.id for r in pack.rules if r.scope in scopes]
     check_prefixes(in_scope, opts.select, opts.ignore,
                    elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
