@@ -425,3 +425,20 @@ def test_amd_fleet_passes_and_fails_plat02_on_rocm_and_vbios(tmp_path):
     assert statuses["PLAT-02.cuda-version-mixed"] == "fail", err
     assert statuses["PLAT-02.gpu-firmware-mixed"] == "fail"
     assert rc == 1
+
+
+def test_facts_replay_of_cloned_hosts_keys_them_by_file(tmp_path):
+    """Raw probe outputs of cloned images share a hostname: the second is keyed by its file."""
+    a, b = _amd_doc("clone"), _amd_doc("clone", rocm="6.1.0")
+    (tmp_path / "gpu7.json").write_text(json.dumps(a))
+    (tmp_path / "gpu8.json").write_text(json.dumps(b))
+    out = tmp_path / "out"
+    out.mkdir()
+    rc, result, err = run_cluster(
+        out, "--facts", str(tmp_path / "gpu7.json"), "--facts", str(tmp_path / "gpu8.json"),
+        "--select", "PLAT-02",
+    )
+    assert {s["name"] for s in result["subjects"]} == {"clone", "gpu8", "cluster"}, err
+    [f] = by_rule(result, "PLAT-02.cuda-version-mixed")
+    assert f["status"] == "fail" and "differs" in f["message"]
+    assert rc == 1

@@ -273,10 +273,10 @@ def _save_facts(
     "--facts",
     "facts_path",
     type=click.Path(path_type=Path, exists=True),
-    default=None,
+    multiple=True,
     metavar="FILE|DIR",
-    help="Evaluate saved facts instead of probing: a --save-facts directory, node facts files "
-    "(one per host) and/or a cluster facts file.",
+    help="Evaluate saved facts instead of probing (repeatable): a --save-facts directory, "
+    "node facts files (one per host) and/or a cluster facts file.",
 )
 @common_options
 def cluster(
@@ -294,7 +294,7 @@ def cluster(
     iperf_port: int,
     cluster_name: str,
     save_facts: Path | None,
-    facts_path: Path | None,
+    facts_path: tuple[Path, ...],
     **kwargs: Any,
 ) -> None:
     """Check a fleet: probe every host, compare them, and optionally measure the fabric.
@@ -316,7 +316,7 @@ def cluster(
 
     opts = run_options(kwargs)
     built = build(opts, ("node", "cluster"))  # bad spec, rules, profile or --set fail before any host is touched
-    if facts_path is not None:
+    if facts_path:
         if hosts_spec is not None or measure or transport is not None:
             raise click.UsageError("--facts replays saved facts: no --hosts, --transport or --measure")
         _replay(built, opts, facts_path, cluster_name)
@@ -343,6 +343,7 @@ def cluster(
         parallel=parallel,
     )
     registry = proc.Registry()
+    late: dict[str, Any] = {}
     try:
         with _signals_interrupt(registry):
             state = _collect(
@@ -361,7 +362,9 @@ def cluster(
                 cluster_name=cluster_name,
             )
     finally:
-        engine.close()
+        with _signals_deferred(late):  # stopping 1,000 ssh masters takes a moment
+            engine.close()
+    state["interrupted"] = state["interrupted"] or bool(late.get("interrupted"))
     with _signals_deferred(state):
         _report(built, opts, state, transport, save_facts)
 
@@ -596,16 +599,23 @@ def _report(
     sys.exit(exit_code(report, opts.fail_on))
 
 
-def _replay(built: Any, opts: Any, path: Path, cluster_name: str) -> None:
-    """``--facts``: evaluate saved node and cluster facts, as a live run would have."""
+def _replay(built: Any, opts: Any, paths: tuple[Path, ...], cluster_name: str) -> None:
+    """``--facts``: evaluate saved node and cluster facts, as a live run would have.
+
+    Node documents are keyed by their subject name (the address, in a --save-facts
+    directory); two raw probe outputs of cloned hosts share a hostname, so a name seen
+    twice takes its file's name instead."""
     from validator import __version__
     from validator.cluster import facts as cfacts
     from validator.errors import SpecCheckError
     from validator.facts import document
 
-    files = sorted(p for p in path.iterdir() if p.suffix == ".json") if path.is_dir() else [path]
-    if not files:
-        raise SpecCheckError("no *.json facts files in this directory", file=str(path))
+    files: list[Path] = []
+    for path in paths:
+        found = sorted(p for p in path.iterdir() if p.suffix == ".json") if path.is_dir() else [path]
+        if not found:
+            raise SpecCheckError("no *.json facts files in this directory", file=str(path))
+        files.extend(found)
     nodes: dict[str, dict[str, Any]] = {}
     cluster_doc: dict[str, Any] | None = None
     for f in files:
@@ -618,9 +628,12 @@ def _replay(built: Any, opts: Any, path: Path, cluster_name: str) -> None:
         elif kind == "node":
             name = doc["subject"]["name"]
             if name in nodes:
-                raise SpecCheckError(
-                    f'a second node facts document for host "{name}"', file=str(f)
-                )
+                name = f.stem
+                if name in nodes:
+                    raise SpecCheckError(
+                        f'a second node facts document for host "{name}"', file=str(f)
+                    )
+                doc = cfacts.rekey(doc, name)
             nodes[name] = doc
         else:
             raise SpecCheckError(f'a "{kind}" facts document, expected node or cluster', file=str(f))
@@ -655,7 +668,7 @@ def _replay(built: Any, opts: Any, path: Path, cluster_name: str) -> None:
         "docs": nodes,
         "failures": failures,
         "cluster": cluster_doc,
-        "cluster_label": f"replay:{path}",
+        "cluster_label": f"replay:{','.join(map(str, paths))}",
         "interrupted": False,
         "fleet": cfacts.fleet_summary(hosts, failures, pairs),
     }
