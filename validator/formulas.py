@@ -24,9 +24,16 @@ _SET_HINT = {
 
 
 def _need(**values: object) -> None:
+    """Every unknown input is named at once (GPU count *and* step time), so one run
+    says every --set that would decide the finding."""
+    missing = [
+        _SET_HINT.get(name, f"{name} is unknown")
+        for name, v in values.items()
+        if v is None or (isinstance(v, float) and math.isnan(v))
+    ]
+    if missing:
+        raise ValueError("; ".join(missing))
     for name, v in values.items():
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            raise ValueError(_SET_HINT.get(name, f"{name} is unknown"))
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise ValueError(f"{name} is not a number ({v!r})")
 
@@ -111,6 +118,7 @@ def daly_steps_min(
     step_time_s: float | None,
 ) -> float:
     """Lower end of the accepted interval in steps (needs the time per step)."""
+    _need(gpus=gpus, step_time_s=step_time_s)
     return _in_steps(_bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[0], step_time_s)
 
 
@@ -122,6 +130,7 @@ def daly_steps_max(
     step_time_s: float | None,
 ) -> float:
     """Upper end of the accepted interval in steps (needs the time per step)."""
+    _need(gpus=gpus, step_time_s=step_time_s)
     return _in_steps(_bounds(gpus, gpu_mtbf_h, write_time_s, tolerance)[1], step_time_s)
 
 

@@ -140,3 +140,24 @@ def test_skips_name_the_set_key(tmp_path: Path) -> None:
         x for x in json.loads(r.stdout)["findings"] if x["rule"] == "BATCH-01.global-batch-mismatch"
     )
     assert f["status"] == "pass"
+
+
+def test_ckpt02_skip_names_both_set_keys_when_both_are_unknown(tmp_path: Path) -> None:
+    """An interval in steps needs the GPU count and the step time: one run names both."""
+    import json
+
+    p = tmp_path / "args.yaml"
+    p.write_text("output_dir: o\nbf16: true\nsave_steps: 100\n")
+    r = spec_check("lint", "--format", "json", str(p))
+    f = next(
+        x for x in json.loads(r.stdout)["findings"] if x["rule"] == "CKPT-02.interval-far-from-optimum"
+    )
+    assert f["status"] == "skip"
+    assert "--set gpu_count=N" in f["message"] and "--set step_time=SECONDS" in f["message"]
+    r = spec_check("lint", "--format", "json", "--set", "gpu_count=1024", "--set", "step_time=1", str(p))
+    f = next(
+        x for x in json.loads(r.stdout)["findings"] if x["rule"] == "CKPT-02.interval-far-from-optimum"
+    )
+    # judged in steps: the expected range is the save_steps to set (1024 GPUs, 1 s/step)
+    assert f["status"] == "fail" and f["location"]["line"] == 3
+    assert "[2276 " in f["expected"] and " 9106 " in f["expected"], f["expected"]
