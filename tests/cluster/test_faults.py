@@ -442,3 +442,49 @@ def test_facts_replay_of_cloned_hosts_keys_them_by_file(tmp_path):
     [f] = by_rule(result, "PLAT-02.cuda-version-mixed")
     assert f["status"] == "fail" and "differs" in f["message"]
     assert rc == 1
+
+
+def test_torch_distributed_is_the_fallback_without_nccl_tests(tmp_path):
+    bindir = tmp_path / "bin"
+    _stand_in(
+        bindir,
+        "torchrun",
+        f'echo "$1 $2 $3" >> {tmp_path}/torchrun.args\n'
+        'case "$*" in *--node-rank=0*) echo \'SPEC_CHECK_ALLREDUCE {"size": 4294967296, '
+        '"busbw_gbs": 390.5, "world": 16}\';; esac\n',
+    )
+    env = _env(bindir)
+    env["PATH"] = f"{bindir}:/usr/bin:/bin"  # no mpirun, no all_reduce_perf
+    _rc, result, err = run_cluster(
+        tmp_path, "--transport", "local", "--hosts", "a,b", "--measure", "--measure-tools", "nccl",
+        "--remote-command", fake_remote(tmp_path, {"*": "gpu"}), env=env,
+    )
+    [f] = by_rule(result, "NET-01.collective-busbw-low")
+    assert f["status"] == "pass" and f["value"] == pytest.approx(390.5), err
+    assert "torch.distributed" in (f["source"] or "")
+    args = (tmp_path / "torchrun.args").read_text().splitlines()
+    assert sorted(a.split("--node-rank=")[1].split()[0] for a in args) == ["0", "1"]
+    assert all("--nnodes=2" in a and "--nproc-per-node=8" in a for a in args)
+
+
+def test_nothing_to_measure_collectives_with_names_both_tools(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    env = _env(bindir)
+    env["PATH"] = f"{bindir}:/usr/bin:/bin"
+    _rc, result, err = run_cluster(
+        tmp_path, "--transport", "local", "--hosts", "a,b", "--measure", "--measure-tools", "nccl",
+        "--remote-command", fake_remote(tmp_path, {"*": "gpu"}), env=env,
+    )
+    [f] = by_rule(result, "NET-01.collective-busbw-low")
+    assert f["status"] == "skip", err
+    assert "mpirun not found" in f["message"] and "torchrun not found" in f["message"]
+
+
+def test_torch_script_compiles():
+    from validator.cluster.measure import runner
+
+    cmd = runner.torch_command(2, 8, "10.0.0.1", 29541, "0")
+    script = shlex.split(cmd)[-1]
+    compile(script, "<torch all_reduce>", "exec")
+    assert parsers.TORCH_MARK in script and str(runner.TORCH_SIZE) in script

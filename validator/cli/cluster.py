@@ -402,7 +402,7 @@ def _collect(
     from validator import __version__
     from validator.cluster import facts as cfacts
     from validator.cluster.gather import Progress, probe_all
-    from validator.cluster.measure.runner import MeasureOptions, run_nccl, run_rounds
+    from validator.cluster.measure.runner import MeasureOptions, run_nccl, run_rounds, run_torch
     from validator.cluster.plan import PLANS
 
     with _Bar("probing hosts") as bar:
@@ -453,6 +453,9 @@ def _collect(
             if status["collectives"] == cfacts.RUN:
                 gpus = _gpu_counts(probed, docs)
                 fields, why = run_nccl(engine, probed, min(gpus), registry)
+                if fields is None:  # no nccl-tests: torch.distributed, where installed
+                    fields, why_torch = run_torch(engine, probed, min(gpus), registry, port + 2000)
+                    why = f"{why}; {why_torch.removeprefix('not run: ')}" if why_torch else why
                 if fields is None:
                     status["collectives"] = why or "not run"
                 else:

@@ -170,3 +170,25 @@ def ping_avg_ms(text: str) -> float:
         raise MeasureError(f"ping: {loss.group(1)}% packet loss, no round trip measured")
     last = [ln for ln in text.strip().splitlines() if ln.strip()][-1:] or ["no output"]
     raise MeasureError(f"ping: {last[0].strip()[:200]}")
+
+
+TORCH_MARK = "SPEC_CHECK_ALLREDUCE "
+
+
+def torch_allreduce(text: str) -> dict[str, Any]:
+    """``{"size": bytes, "busbw_gbs": GB/s, "world": ranks}`` from the torch.distributed
+    fallback's rank-0 line (``SPEC_CHECK_ALLREDUCE {json}``); busbw as nccl-tests defines it
+    for all_reduce: algbw x 2(n-1)/n, from the slowest rank's time."""
+    for line in reversed(text.splitlines()):
+        i = line.find(TORCH_MARK)
+        if i < 0:
+            continue
+        try:
+            data = json.loads(line[i + len(TORCH_MARK) :])
+            return {"size": int(data["size"]), "busbw_gbs": float(data["busbw_gbs"])}
+        except (ValueError, KeyError, TypeError):
+            raise MeasureError(f"torch.distributed: unreadable result line: {line.strip()[:200]}") from None
+    m = re.findall(r"(?m)^.*(?:Error|error|failed|NCCL).*$", text)
+    raise MeasureError(
+        "torch.distributed all_reduce printed no result" + (f": {m[-1].strip()[:200]}" if m else "")
+    )

@@ -359,3 +359,114 @@ def run_nccl(
         "tool": value("nccl-tests all_reduce_perf"),
         "hosts": value(len(hosts)),
     }, None
+
+
+# The torch.distributed fallback: one process per GPU (torchrun), a timed all_reduce of one
+# large float32 tensor, the slowest rank's time; rank 0 prints one marked JSON line.
+_TORCH_SCRIPT = """
+import json, os, time
+import torch
+import torch.distributed as dist
+dist.init_process_group("nccl")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+n, size, iters = dist.get_world_size(), SIZE, 20
+x = torch.ones(size // 4, dtype=torch.float32, device="cuda")
+for _ in range(5):
+    dist.all_reduce(x)
+torch.cuda.synchronize()
+dist.barrier()
+t0 = time.perf_counter()
+for _ in range(iters):
+    dist.all_reduce(x)
+torch.cuda.synchronize()
+t = torch.tensor([(time.perf_counter() - t0) / iters], device="cuda")
+dist.all_reduce(t, op=dist.ReduceOp.MAX)
+if dist.get_rank() == 0:
+    busbw = size / t.item() / 1e9 * 2 * (n - 1) / n
+    print("MARK" + json.dumps({"size": size, "busbw_gbs": busbw, "world": n}), flush=True)
+dist.destroy_process_group()
+"""
+
+TORCH_SIZE = 4 * 2**30  # bytes; bus bandwidth has long saturated at this size
+
+
+def torch_command(
+    n_hosts: int, gpus_per_host: int, master: str, port: int, node_rank: str
+) -> str:
+    script = _TORCH_SCRIPT.replace("SIZE", str(TORCH_SIZE)).replace("MARK", parsers.TORCH_MARK)
+    return (
+        f"torchrun --nnodes={n_hosts} --node-rank={node_rank} --nproc-per-node={gpus_per_host} "
+        f"--master-addr={shlex.quote(master)} --master-port={port} --no-python "
+        f"python3 -c {shlex.quote(script)}"
+    )
+
+
+def run_torch(
+    transport: Transport,
+    hosts: Sequence[str],
+    gpus_per_host: int,
+    registry: proc.Registry,
+    port: int = 29541,
+    timeout: float = 600,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The torch.distributed all_reduce fallback, where nccl-tests is not installed: the
+    same fields as ``run_nccl`` (tool "torch.distributed all_reduce"), or why not."""
+    master = transport.address(hosts[0])
+    pre = (
+        "command -v torchrun >/dev/null 2>&1 || { echo 'spec-check: torchrun not found on "
+        f"PATH' >&2; exit {NOT_FOUND}; }}; "
+    )
+    if transport.name == "slurm":
+        cmd = torch_command(len(hosts), gpus_per_host, master, port, "$SLURM_NODEID")
+        argv = [
+            "/bin/sh",
+            "-c",
+            f"srun --nodes={len(hosts)} --ntasks-per-node=1 --nodelist={','.join(hosts)} "
+            f"/bin/sh -c {shlex.quote(pre + cmd)}",
+        ]
+        outs = [proc.run(argv, timeout, registry)]
+        src = cmd
+    else:
+        cmds = [torch_command(len(hosts), gpus_per_host, master, port, str(i)) for i in range(len(hosts))]
+        src = cmds[0]
+        # every rank at once (a collective needs them all): one launcher per host
+        ex = ThreadPoolExecutor(max_workers=len(hosts), thread_name_prefix="spec-check-torch")
+        try:
+            outs = list(
+                ex.map(
+                    lambda hc: proc.run(transport.argv(hc[0], pre + hc[1], tty=True), timeout, registry),
+                    zip(hosts, cmds, strict=True),
+                )
+            )
+        except BaseException:  # Ctrl-C/SIGTERM: end the launchers so the threads return
+            registry.kill_all()
+            raise
+        finally:
+            ex.shutdown(wait=True)
+    missing = [
+        (h, o) for h, o in zip(hosts, outs, strict=False) if o.rc == NOT_FOUND and "not found" in o.stderr + o.stdout
+    ]
+    if missing:
+        where = "" if transport.name == "slurm" else f" on {missing[0][0]}"
+        return None, f"not run: torchrun not found on PATH{where}"
+    try:
+        if outs[0].timed_out:
+            raise parsers.MeasureError(f"torch.distributed all_reduce timed out after {timeout:g} s")
+        r = parsers.torch_allreduce(outs[0].stdout)
+    except parsers.MeasureError as exc:
+        why = str(exc)
+        return {"busbw": error(why, source=src), "busbw_per_gpu": error(why, source=src),
+                "tool": value("torch.distributed all_reduce")}, None
+    total = r["busbw_gbs"] * 8
+    return {
+        "busbw": value(round(total, 3), unit="Gb/s", source=src),
+        "busbw_per_gpu": value(
+            round(total / gpus_per_host, 3),
+            unit="Gb/s",
+            source=f"torch.distributed all_reduce (busbw x 8 / {gpus_per_host} GPUs per node)",
+        ),
+        "gpus_per_host": value(gpus_per_host),
+        "size": value(r["size"], unit="B"),
+        "tool": value("torch.distributed all_reduce"),
+        "hosts": value(len(hosts)),
+    }, None
