@@ -18,6 +18,13 @@ import click
 from validator.errors import SpecCheckError
 
 
+class _NeverRaised(Exception):
+    ctx: click.Context | None = None
+
+
+_NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", _NeverRaised)
+
+
 def fail(message: str) -> NoReturn:
     one_line = " ".join(message.split())  # the contract: one line, whatever the parser said
     click.echo(f"spec-check: error: {one_line}", err=True)
@@ -33,9 +40,10 @@ def run_cli(group: click.Group, argv: list[str]) -> Any:
         fail("interrupted")
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.NoArgsIsHelpError as exc:  # bare `spec-check` or `spec-check rules`
-        if exc.ctx is not None:
-            click.echo(exc.ctx.get_help())
+    except _NO_ARGS_IS_HELP as exc:  # bare `spec-check` or `spec-check rules` (click >= 8.2)
+        help_ctx = getattr(exc, "ctx", None)
+        if help_ctx is not None:
+            click.echo(help_ctx.get_help())
         sys.exit(2)
     except click.ClickException as exc:
         # click's usage errors print Usage/Try/Error on three lines: the contract is one
