@@ -541,3 +541,25 @@ def test_maxtext_logs_grad_norm_and_tflops_by_default(tmp_path: Path) -> None:
     assert value(doc, "job.metrics.missing") == ["memory", "collective_latency"]
     p.write_text("base_config: base.yml\noptimizer_memory_host_offload: true\n")
     assert "gradient_stats" in value(facts(p), "job.metrics.missing")
+
+
+def test_duplicate_json_key_value_and_line_agree(tmp_path: Path) -> None:
+    """json keeps the last value of a duplicated key: its line is the last one too, and
+    the ignored earlier occurrence is reported (PREC-02 ignored keys) at its line."""
+    from tests.jobs.util import by_rule, findings
+
+    p = tmp_path / "ds.json"
+    p.write_text(
+        '{\n  "train_micro_batch_size_per_gpu": 4,\n  "steps_per_print": 10,\n'
+        '  "bf16": {"enabled": true},\n  "steps_per_print": 500\n}\n'
+    )
+    doc = facts(p)
+    assert (value(doc, "job.logging.interval_steps"), line(doc, "job.logging.interval_steps")) == (
+        500,
+        5,
+    )
+    got = by_rule(findings(p))
+    f = got["PREC-02.ignored-config-keys"]
+    assert f.status.value == "fail" and f.location and f.location.line == 3
+    assert "duplicate key steps_per_print" in f.message
+    assert got["MON-02.metrics-interval-too-many-steps"].location.line == 5  # type: ignore[union-attr]

@@ -28,6 +28,8 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
     ln = lambda *p: ctx.line(*prefix, *p)  # noqa: E731
     m.formats.append("deepspeed")
     m.torch = True
+    if not prefix:
+        c.duplicate_json_keys(ctx)
     for key, why in KNOWN_IGNORED.items():
         if g(key) is not None:
             m.add(
