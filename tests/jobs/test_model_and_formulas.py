@@ -161,3 +161,16 @@ def test_ckpt02_skip_names_both_set_keys_when_both_are_unknown(tmp_path: Path) -
     # judged in steps: the expected range is the save_steps to set (1024 GPUs, 1 s/step)
     assert f["status"] == "fail" and f["location"]["line"] == 3
     assert "[2276 " in f["expected"] and " 9106 " in f["expected"], f["expected"]
+
+
+def test_error_facts_are_valid_documents_with_their_location(tmp_path: Path) -> None:
+    """A wrong-typed key is an error fact ({error, source, location}), which the facts
+    schema accepts, so record/replay keeps it an error (never a default)."""
+    p = tmp_path / "ds.json"
+    p.write_text('{\n  "bf16": {"enabled": true},\n  "train_batch_size": "lots"\n}\n')
+    doc = facts(p)
+    assert [e["line"] for e in doc["errors"]] == [3]
+    doc.pop("errors")
+    validate(doc, str(p))
+    f = doc["facts"]["job.batch.global"]
+    assert set(f) == {"error", "source", "location"} and f["location"]["line"] == 3
