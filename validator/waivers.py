@@ -23,15 +23,15 @@ typo must not leave a finding unwaived, or a renamed rule waived by accident).
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from validator.clock import today_utc
 from validator.errors import RuleFileError
 from validator.model import Finding, Report, Status
 
@@ -117,11 +117,6 @@ def subject_matches(pattern: str, f: Finding) -> bool:
     return False
 
 
-def today_utc() -> date:
-    """Today (UTC); SOURCE_DATE_EPOCH pins it, as it pins the run's timestamp."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
-    return when.date()
 
 
 def _line(node: Any, key: Any = None) -> int | None:

@@ -174,3 +174,13 @@ def test_error_facts_are_valid_documents_with_their_location(tmp_path: Path) -> 
     validate(doc, str(p))
     f = doc["facts"]["job.batch.global"]
     assert set(f) == {"error", "source", "location"} and f["location"]["line"] == 3
+
+
+def test_job_document_is_stamped_with_the_pinned_clock(tmp_path, monkeypatch) -> None:
+    """A lint run pinned by SOURCE_DATE_EPOCH is reproducible like check's and cluster's:
+    `lint --format html` and `report --format html` of its JSON must not differ by a clock."""
+    from tests.jobs.util import facts as job_facts
+
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 8, "bf16": {"enabled": true}}\n')
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795000000")
+    assert job_facts(tmp_path / "ds.json")["collected_at"] == "2026-11-18T11:06:40Z"

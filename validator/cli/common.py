@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,7 +19,7 @@ import click
 
 from validator import __version__
 from validator.atomic import write_atomic
-from validator.errors import SpecCheckError
+from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_SPEC_VERSION = "1.0"
@@ -128,14 +127,6 @@ def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")
     return Built(Context(spec, catalogue, params), pack)
 
 
-def now_utc() -> str:
-    """The run's timestamp; SOURCE_DATE_EPOCH pins it for reproducible output."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    try:
-        when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        raise SpecCheckError(f'SOURCE_DATE_EPOCH="{epoch}" is not a Unix timestamp') from None
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str]) -> list[dict[str, Any]]:

@@ -20,7 +20,6 @@ findings. One module per format family keeps each reader small:
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -78,6 +77,7 @@ def read_job(
 
 def document(model: Any) -> Document:
     from validator import __version__
+    from validator.clock import now_utc
     from validator.facts.document import new_document
 
     doc = new_document(
@@ -85,7 +85,7 @@ def document(model: Any) -> Document:
         model.name,
         model.facts(),
         tool_version=__version__,
-        collected_at=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        collected_at=now_utc(),
     )
     doc["errors"] = list(model.errors)
     return doc
