@@ -563,3 +563,16 @@ def test_duplicate_json_key_value_and_line_agree(tmp_path: Path) -> None:
     assert f.status.value == "fail" and f.location and f.location.line == 3
     assert "duplicate key steps_per_print" in f.message
     assert got["MON-02.metrics-interval-too-many-steps"].location.line == 5  # type: ignore[union-attr]
+
+
+def test_json_key_lines_follow_the_value_json_keeps() -> None:
+    """Python's json keeps a repeated key's last value; its line must be that occurrence's,
+    for every JSON reader (HF args, PyTorchJob, heredoc JSON), not only DeepSpeed's."""
+    from validator.jobs.source import json_key_lines
+
+    text = '{\n  "save_steps": 100,\n  "args": {"a": 1},\n  "save_steps": 500\n}\n'
+    assert json_key_lines(text)[("save_steps",)] == 4
+    assert json_key_lines(text)[("args", "a")] == 3
+    repeated: dict = {}
+    json_key_lines('{"save_steps": 100, "save_steps": 500}', repeated)
+    assert repeated == {("save_steps",): [1]}  # a one-line object's duplicate is still seen

@@ -258,58 +258,17 @@ def lightning_time(v: Any) -> float | None:
 
 def duplicate_json_keys(ctx: Any) -> None:
     """JSON keeps the *last* value of a key written twice in one object, and the earlier
-    ones are silently ignored. Report each duplicate (``job.config.ignored_keys``, at the
-    ignored line) and point the key's line at the occurrence whose value is used, so
-    that value and line agree. Only pretty-printed objects are re-located (indentation
-    tells one object from another); a one-line object has one line anyway."""
-    import json
-
-    text = ctx.text
-    if not text.lstrip().startswith("{") or ctx.tree is None:
+    ones are silently ignored. Report each ignored occurrence (``job.config.ignored_keys``,
+    at its line); the key's own line is already the occurrence whose value is used."""
+    if ctx.tree is None:
         return
-    dups: set[str] = set()
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                dups.add(k)
-            seen.add(k)
-        return dict(pairs)
-
-    try:
-        json.loads(text, object_pairs_hook=hook)
-    except (ValueError, RecursionError):
-        return
-    if not dups:
-        return
-    lines = text.split("\n")
-    for path, first in list(ctx.tree.lines.items()):
-        if not path or path[-1] not in dups or not isinstance(path[-1], str):
-            continue
-        key = json.dumps(path[-1])
-        raw = lines[first - 1] if 0 < first <= len(lines) else ""
-        indent = len(raw) - len(raw.lstrip())
-        if not raw.lstrip().startswith(key):
-            continue
-        same = [first]
-        for n in range(first, len(lines)):
-            s = lines[n]
-            if not s.strip():
-                continue
-            ind = len(s) - len(s.lstrip())
-            if ind < indent:
-                break
-            if ind == indent and re.match(re.escape(key) + r"\s*:", s.lstrip()):
-                same.append(n + 1)
-        if len(same) > 1:
-            ctx.tree.lines[path] = same[-1]
-            ignored = ", ".join(str(x) for x in same[:-1])
-            ctx.model.add(
-                "job.config.ignored_keys",
-                f"duplicate key {'.'.join(str(p) for p in path)} (line {ignored} ignored: "
-                f"JSON keeps the last value, line {same[-1]})",
-                ctx.file,
-                same[0],
-                "json: duplicate key",
-            )
+    for path, ignored in ctx.tree.repeated.items():
+        used = ctx.tree.lines.get(path)
+        ctx.model.add(
+            "job.config.ignored_keys",
+            f"duplicate key {'.'.join(str(p) for p in path)} (line {', '.join(map(str, ignored))} ignored: "
+            f"JSON keeps the last value, line {used})",
+            ctx.file,
+            ignored[0],
+            "json: duplicate key",
+        )

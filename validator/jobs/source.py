@@ -41,6 +41,8 @@ class Tree:
     file: str
     data: Any
     lines: dict[Path_, int] = field(default_factory=dict)
+    # JSON keys written twice in one object: the lines of the occurrences json.loads ignored
+    repeated: dict[Path_, list[int]] = field(default_factory=dict)
 
     def get(self, *path: Any, default: Any = MISSING) -> Any:
         node = self.data
@@ -325,14 +327,17 @@ def parse_json(text: str, file: str) -> Tree:
         raise ReadError(f"invalid JSON: {exc.msg}", line=exc.lineno) from None
     except RecursionError:
         raise ReadError("invalid JSON: nested too deeply") from None
-    return Tree(file, data, json_key_lines(text))
+    repeated: dict[Path_, list[int]] = {}
+    return Tree(file, data, json_key_lines(text, repeated), repeated)
 
 
-def json_key_lines(text: str) -> dict[Path_, int]:
+def json_key_lines(text: str, repeated: dict[Path_, list[int]] | None = None) -> dict[Path_, int]:
     """The line of every object key and array item, by scanning tokens (JSON has no marks).
 
     One pass with no token list: a string is remembered until the next token shows
-    whether it was a key (``:``), so memory is the result, not the text's tokens.
+    whether it was a key (``:``), so memory is the result, not the text's tokens. A key
+    written twice in one object gets the line of its last occurrence (the value json.loads
+    keeps); the earlier lines go to ``repeated`` so a reader can report them.
     """
     lines: dict[Path_, int] = {}
     stack: list[list[Any]] = []  # [kind, path, index]
@@ -350,7 +355,10 @@ def json_key_lines(text: str) -> dict[Path_, int]:
                 pending = json.loads(last_str[0])
             except ValueError:
                 pending = last_str[0].strip('"')
-            lines.setdefault((*top[1], pending), last_str[1])
+            key_path = (*top[1], pending)
+            if key_path in lines and repeated is not None:  # json.loads keeps the last value
+                repeated.setdefault(key_path, []).append(lines[key_path])
+            lines[key_path] = last_str[1]
         last_str = (tok, line) if tok.startswith('"') else None
         if top and top[0] == "arr" and tok not in "],":
             lines.setdefault((*top[1], top[2]), line)
