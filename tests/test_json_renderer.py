@@ -1,0 +1,81 @@
+"""The JSON renderer's fast indented writer gives exactly ``json.dumps(indent=2)``'s text."""
+
+from __future__ import annotations
+
+import enum
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from validator.model import Finding, Location, Report, Status, Subject
+from validator.renderers.json_ import JsonRenderer, dumps_indented
+
+
+def _std(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+
+
+class _Kind(str, enum.Enum):
+    A = "a"
+
+
+class _Num(enum.IntEnum):
+    X = 3
+
+
+CASES: list[Any] = [
+    {}, [], (), 1, "x", None, True, 1.5, 10**30, float("nan"), float("inf"),
+    {"a": {}, "b": [], "c": [{}], "d": {"e": []}},
+    {7: "a", 2.5: "b", True: 1, False: 0, None: 2, "é": "ü\u2028\x00\"\\"},
+    {"a": {1: [1, 2, {"x": (1, 2)}]}, "p": Path("/tmp"), "s": {3}, "e": _Kind.A, "i": _Num.X},
+    [[[]], [[1]], [{"a": None}]],
+    {"a": {"b": {"c": {"d": [1, [2, [3]]]}}}},
+    [Path("/x"), 1, _Kind.A, {"k": Path("/y")}],
+]
+
+
+@pytest.mark.parametrize("obj", CASES, ids=range(len(CASES)))
+def test_same_text_as_the_standard_encoder(obj: Any) -> None:
+    assert dumps_indented(obj) == _std(obj)
+
+
+def test_same_text_on_random_nested_documents() -> None:
+    rnd = random.Random(7)
+
+    def gen(depth: int) -> Any:
+        r = rnd.random()
+        if depth > 4 or r < 0.4:
+            return rnd.choice([0, -2.25, 'q"\\', None, False, 1e20, "ä", "", 10**20])
+        if r < 0.7:
+            return {rnd.choice(["a", "b", "c", 1, None]): gen(depth + 1) for _ in range(rnd.randint(0, 4))}
+        return [gen(depth + 1) for _ in range(rnd.randint(0, 4))]
+
+    for _ in range(2000):
+        obj = gen(0)
+        assert dumps_indented(obj) == _std(obj)
+
+
+def test_bad_key_is_a_type_error_as_in_the_standard_encoder() -> None:
+    with pytest.raises(TypeError):
+        dumps_indented({"a": [{(1, 2): 1}]})
+
+
+def test_renderer_output_is_the_standard_dump_of_the_result() -> None:
+    findings = tuple(
+        Finding(rule="NET-01.fabric-port-slow", requirement="NET-01", level="MUST", status=st,
+                subject="node1", expected="rate >= 400 Gb/s", message="m", remediation="r",
+                item=f"mlx5_{i}", value=v, unit="Gb/s",
+                location=Location("a.json", 3) if i == 1 else None)
+        for i, (st, v) in enumerate([(Status.PASS, 400), (Status.FAIL, {"a": [1, 2]}), (Status.SKIP, None)])
+    )
+    report = Report(command="check", spec_version="1.0", tool_version="0", rule_pack={"id": "v1.0"},
+                    generated_at="2026-01-01T00:00:00Z", parameters={"p": {"value": "1", "origin": "default"}},
+                    subjects=(Subject("node1", "node"),), findings=findings, extra={"fleet": {"hosts": 1}})
+    buf = io.StringIO()
+    JsonRenderer().render(report, buf)
+    assert buf.getvalue() == _std(report.to_dict()) + "\n"
+    assert json.loads(buf.getvalue())["findings"][1]["value"] == {"a": [1, 2]}
