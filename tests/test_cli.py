@@ -383,3 +383,13 @@ def test_custom_rule_pack_with_rules_dir(tmp_path: Path, healthy: Path) -> None:
         "    why: w\n    remediation: r\n    fact: memory.shm_size\n    check: {op: lte, value: \"1 Gb/s\"}\n")
     assert_one_line_error(spec_check("rules", "list", "--rules", str(pack)),
                           f"{pack / 'site.yaml'}:9:", '"1 Gb/s" is a bitrate, but memory.shm_size is bytes')
+
+
+def test_a_pack_with_nothing_to_check_is_a_usage_error(tmp_path: Path, healthy: Path) -> None:
+    """An empty custom pack (or one whose rules are all of another scope) must not report
+    CONFORMANT for a run that judged nothing."""
+    pack = tmp_path / "empty"
+    pack.mkdir()
+    (pack / "pack.yaml").write_text('id: empty\nspec_version: "1.0"\n')
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--rules", str(pack)),
+                          "has no node rules: nothing to check")

@@ -20,6 +20,7 @@ import click
 from validator import __version__
 from validator.atomic import write_atomic
 from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
+from validator.errors import SpecCheckError
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_SPEC_VERSION = "1.0"
@@ -122,6 +123,9 @@ def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")
     in_scope = [r.id for r in pack.rules if r.scope in scopes]
     check_prefixes(in_scope, opts.select, opts.ignore,
                    elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
+    if not in_scope:  # an empty custom pack, or one with no rules of this verb's scopes
+        where = f"rule pack {opts.rules}" if opts.rules else f"rule pack {pack.id}"
+        raise SpecCheckError(f"{where} has no {'/'.join(scopes)} rules: nothing to check")
     if opts.select or opts.ignore:
         check_something_selected(in_scope, opts.select, opts.ignore)
     return Built(Context(spec, catalogue, params), pack)
