@@ -393,3 +393,12 @@ def test_a_pack_with_nothing_to_check_is_a_usage_error(tmp_path: Path, healthy: 
     (pack / "pack.yaml").write_text('id: empty\nspec_version: "1.0"\n')
     assert_one_line_error(spec_check("check", "--facts", str(healthy), "--rules", str(pack)),
                           "has no node rules: nothing to check")
+
+
+def test_an_impossible_date_in_any_yaml_file_is_a_one_line_error(tmp_path: Path, healthy: Path) -> None:
+    """YAML resolves 2027-02-30 as a date and datetime refuses it: the loader every YAML file
+    goes through (profiles here, waivers and rule packs too) names the file and line."""
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("# site profile\nreviewed: 2027-02-30\nparameters:\n  shm_min: 2 GiB\n")
+    assert_one_line_error(spec_check("check", "--facts", str(healthy), "--profile", str(profile)),
+                          f"{profile}:2:", 'not a calendar date: "2027-02-30"')

@@ -192,27 +192,6 @@ def _entry(raw: Any, index: int, where: str, fallback: int | None, known: set[st
     )
 
 
-_DATE = re.compile(r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\w.:-])")
-
-
-def _bad_date(path: Path, exc: ValueError) -> WaiverFileError:
-    """The one-line error for a date YAML parses but the calendar lacks (2027-02-30):
-    the first such date in the file, with its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        lines = []
-    for n, text in enumerate(lines, start=1):
-        for m in _DATE.finditer(text.split("#", 1)[0]):
-            try:
-                date(int(m[1]), int(m[2]), int(m[3]))
-            except ValueError as bad:
-                return WaiverFileError(
-                    f'not a calendar date: "{m[0]}" ({bad}; write YYYY-MM-DD)', file=str(path), line=n
-                )
-    return WaiverFileError(f"not a valid date ({exc})", file=str(path))
-
-
 def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, ...]:
     """Read and validate a waiver file against the rule pack's rule and requirement IDs.
 
@@ -222,10 +201,7 @@ def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, 
     from validator.yamlfile import load_yaml
 
     where = str(path)
-    try:
-        data = load_yaml(Path(path), error=WaiverFileError)
-    except ValueError as exc:  # YAML's timestamp constructor on 2027-02-30 and the like
-        raise _bad_date(Path(path), exc) from None
+    data = load_yaml(Path(path), error=WaiverFileError)
     entries = data
     if isinstance(data, dict):
         extra = [k for k in data if k != "waivers"]

@@ -66,6 +66,18 @@ def _sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
     return out
 
 
+def _timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    """YAML resolves 2027-02-30 as a timestamp and then fails in ``datetime`` with a bare
+    ValueError; every YAML file (profiles, waivers, rule packs) gets the error at its line."""
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError) as exc:
+        raise yaml.constructor.ConstructorError(
+            None, None, f'not a calendar date: "{node.value}" ({exc}; write YYYY-MM-DD)', node.start_mark
+        ) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
 
