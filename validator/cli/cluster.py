@@ -642,14 +642,7 @@ def _replay(built: Any, opts: Any, paths: tuple[Path, ...], cluster_name: str) -
             raise SpecCheckError(f'a "{kind}" facts document, expected node or cluster', file=str(f))
     failures: dict[str, str] = {}
     if cluster_doc is not None:
-        probes = cluster_doc["facts"].get("cluster.probes") or {}
-        members = probes.get("items") or []
-        hosts = [m["id"] for m in members]
-        for m in members:
-            st = m["fields"].get("status") or {}
-            if "error" in st:
-                failures[m["id"]] = st["error"]
-        hosts += [h for h in nodes if h not in hosts]
+        cluster_doc, failures, hosts = cfacts.replay_document(cluster_doc, nodes)
     else:
         hosts = list(nodes)
         _check_cluster_name(cluster_name, hosts)

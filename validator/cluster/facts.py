@@ -210,3 +210,49 @@ def fleet_summary(
                 {"throughput_min_gbps": min(tput), "throughput_max_gbps": max(tput)}
             )
     return out
+
+
+NO_NODE_FACTS = "no node facts for this host in --facts"
+
+# The facts a replay recomputes from the probe list and the node documents given; the
+# measurements (pairs, collectives, their statuses) are kept as they were recorded.
+_REPLAYED = ("cluster.host_count", "cluster.probed_count", "cluster.probes")
+
+
+def replay_document(
+    saved: Document, documents: Mapping[str, Document]
+) -> tuple[Document, dict[str, str], list[str]]:
+    """(the saved cluster document as these node documents make it, failures, hosts).
+
+    The host list is the recorded ``cluster.probes`` (then any extra node document). A host
+    recorded as probed but with no node document given is a failure, never a pass: its node
+    rules cannot run, and a replay of ``cluster.json`` alone must not read as conformant.
+    A host with a node document given counts as probed, whatever was recorded.
+    """
+    probes = saved["facts"].get("cluster.probes") or {}
+    members = probes.get("items") or []
+    hosts = [m["id"] for m in members]
+    recorded = set(hosts)
+    hosts += [h for h in documents if h not in recorded]
+    failures: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    for m in members:
+        duration = (m["fields"].get("duration") or {}).get("value")
+        if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+            seconds[m["id"]] = float(duration)
+        if m["id"] not in documents:
+            st = m["fields"].get("status") or {}
+            failures[m["id"]] = st["error"] if "error" in st else NO_NODE_FACTS
+    rebuilt = build(
+        hosts,
+        documents,
+        failures,
+        name=saved["subject"]["name"],
+        tool_version=saved.get("tool_version", ""),
+        collected_at=saved.get("collected_at", ""),
+        probe_seconds=seconds,
+        transport=probes.get("source") or "",
+    )
+    facts = dict(saved["facts"])
+    facts.update({k: rebuilt["facts"][k] for k in _REPLAYED})
+    return {**saved, "facts": facts}, failures, hosts

@@ -1,0 +1,52 @@
+"""``spec-check cluster --facts``: a replay must judge the facts it is given, never pass a
+host on facts it does not have (unknown is never pass)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.cluster.helpers import fake_remote, probe_status, run_cluster
+
+
+def _saved(tmp_path: Path, modes: dict[str, str]) -> tuple[Path, dict]:
+    """A live run over the local transport with --save-facts; (facts dir, live result)."""
+    saved = tmp_path / "saved"
+    rc, live, err = run_cluster(
+        tmp_path, "--transport", "local", "--hosts", ",".join(modes), "--select", "PLAT-02",
+        "--remote-command", fake_remote(tmp_path, modes), "--save-facts", str(saved),
+    )
+    assert live is not None and rc in (0, 1), err
+    return saved, live
+
+
+def _replay(tmp_path: Path, *facts: Path, args: tuple[str, ...] = ("--select", "PLAT-02")):
+    out = tmp_path / "replay"
+    out.mkdir(exist_ok=True)
+    return run_cluster(out, *[a for f in facts for a in ("--facts", str(f))], *args)
+
+
+def test_cluster_json_alone_does_not_pass_the_hosts(tmp_path):
+    saved, live = _saved(tmp_path, {"a": "gpu", "b": "gpu"})
+    assert live["summary"]["conformant"] is True
+    rc, result, err = _replay(tmp_path, saved / "cluster.json")
+    assert rc == 1, err
+    status = probe_status(result)
+    assert status["a"][0] == status["b"][0] == "error", status
+    assert "no node facts for this host in --facts" in status["a"][1]
+    assert result["summary"]["conformant"] is False
+    assert set(result["extra"]["fleet"]["failed"]) == {"a", "b"}
+
+
+def test_a_deleted_node_file_is_an_error_on_that_host(tmp_path):
+    saved, live = _saved(tmp_path, {"a": "gpu", "b": "gpu", "c": "gpu"})
+    assert live["summary"]["conformant"] is True
+    (saved / "b.json").unlink()
+    rc, result, err = _replay(tmp_path, saved)
+    assert rc == 1, err
+    status = probe_status(result)
+    assert status["a"][0] == status["c"][0] == "pass", status
+    assert status["b"][0] == "error" and "no node facts" in status["b"][1]
+    failed = {s["name"] for s in result["subjects"] if "probe failed" in (s["source"] or "")}
+    assert failed == {"b"}
