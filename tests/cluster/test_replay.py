@@ -4,7 +4,6 @@ host on facts it does not have (unknown is never pass)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from tests.cluster.helpers import fake_remote, probe_status, run_cluster
@@ -50,3 +49,18 @@ def test_a_deleted_node_file_is_an_error_on_that_host(tmp_path):
     assert status["b"][0] == "error" and "no node facts" in status["b"][1]
     failed = {s["name"] for s in result["subjects"] if "probe failed" in (s["source"] or "")}
     assert failed == {"b"}
+
+
+def test_homogeneity_is_judged_on_the_node_files_given(tmp_path):
+    """An edited (or re-probed) node file is compared as it is, not as cluster.json
+    recorded it at probe time."""
+    saved, live = _saved(tmp_path, {"a": "gpu", "b": "gpu", "c": "gpu"})
+    assert live["summary"]["conformant"] is True
+    path = saved / "c.json"
+    doc = json.loads(path.read_text())
+    doc["facts"]["gpu.driver_version"] = {"value": "535.104.05"}
+    path.write_text(json.dumps(doc))
+    rc, result, err = _replay(tmp_path, saved)
+    [f] = [f for f in result["findings"] if f["rule"] == "PLAT-02.driver-version-mixed"]
+    assert f["status"] == "fail" and "535.104.05" in json.dumps(f), err
+    assert rc == 1

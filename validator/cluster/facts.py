@@ -214,9 +214,16 @@ def fleet_summary(
 
 NO_NODE_FACTS = "no node facts for this host in --facts"
 
-# The facts a replay recomputes from the probe list and the node documents given; the
-# measurements (pairs, collectives, their statuses) are kept as they were recorded.
-_REPLAYED = ("cluster.host_count", "cluster.probed_count", "cluster.probes")
+# The facts a replay recomputes from the probe list and the node documents given (PLAT-02
+# compares the node documents as given, not a copy taken at probe time); the measurements
+# (pairs, collectives, their statuses) are kept as they were recorded.
+_REPLAYED = (
+    "cluster.host_count",
+    "cluster.probed_count",
+    "cluster.gpu_host_count",
+    "cluster.probes",
+    "cluster.hosts",
+)
 
 
 def replay_document(
@@ -242,7 +249,7 @@ def replay_document(
             seconds[m["id"]] = float(duration)
         if m["id"] not in documents:
             st = m["fields"].get("status") or {}
-            failures[m["id"]] = st["error"] if "error" in st else NO_NODE_FACTS
+            failures[m["id"]] = st.get("error", NO_NODE_FACTS)
     rebuilt = build(
         hosts,
         documents,
