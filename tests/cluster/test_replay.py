@@ -4,7 +4,11 @@ host on facts it does not have (unknown is never pass)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.cluster.helpers import fake_remote, probe_status, run_cluster
 
@@ -64,3 +68,29 @@ def test_homogeneity_is_judged_on_the_node_files_given(tmp_path):
     [f] = [f for f in result["findings"] if f["rule"] == "PLAT-02.driver-version-mixed"]
     assert f["status"] == "fail" and "535.104.05" in json.dumps(f), err
     assert rc == 1
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--save-facts", "out"], "--save-facts"),
+        (["--parallel", "4"], "--parallel"),
+        (["--timeout", "30"], "--timeout"),
+        (["--measure-seconds", "3"], "--measure-seconds"),
+        (["--measure-tools", "ping"], "--measure-tools"),
+        (["--pairs", "all", "--iperf-port", "6000"], "--pairs, --iperf-port"),
+        (["--hosts", "a"], "--hosts"),
+        (["--no-measure"], "--measure"),
+    ],
+)
+def test_live_only_options_with_facts_are_usage_errors(tmp_path, args, named):
+    (tmp_path / "a.json").write_text("{}")  # never read: the options are refused first
+    p = subprocess.run(
+        [sys.executable, "-m", "validator", "cluster", "--facts", str(tmp_path / "a.json"), *args],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    assert p.returncode == 2, p.stderr
+    error = [ln for ln in p.stderr.splitlines() if "Error" in ln or "error" in ln]
+    assert len(error) == 1 and named in error[0] and "--facts" in error[0], p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "out").exists()

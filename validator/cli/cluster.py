@@ -317,8 +317,7 @@ def cluster(
     opts = run_options(kwargs)
     built = build(opts, ("node", "cluster"))  # bad spec, rules, profile or --set fail before any host is touched
     if facts_path:
-        if hosts_spec is not None or measure or transport is not None:
-            raise click.UsageError("--facts replays saved facts: no --hosts, --transport or --measure")
+        _check_replay_options(click.get_current_context())
         _replay(built, opts, facts_path, cluster_name)
         return
     tools = _tools(measure_tools)
@@ -367,6 +366,43 @@ def cluster(
     state["interrupted"] = state["interrupted"] or bool(late.get("interrupted"))
     with _signals_deferred(state):
         _report(built, opts, state, transport, save_facts)
+
+
+# Options that only shape a live run: given with --facts they would be silently ignored.
+_LIVE_ONLY = (
+    "hosts_spec",
+    "transport",
+    "ssh_config",
+    "remote_command",
+    "host_timeout",
+    "connect_timeout",
+    "parallel",
+    "measure",
+    "pairs",
+    "measure_tools",
+    "measure_seconds",
+    "iperf_port",
+    "save_facts",
+)
+
+
+def _check_replay_options(ctx: click.Context) -> None:
+    """``--facts`` probes and measures nothing: an option that only a live run reads is a
+    usage error, not a silent no-op (``--facts DIR --save-facts OUT`` would write nothing)."""
+    from click.core import ParameterSource
+
+    given = []
+    for param in ctx.command.params:
+        if param.name in _LIVE_ONLY and ctx.get_parameter_source(param.name) not in (
+            None,
+            ParameterSource.DEFAULT,
+            ParameterSource.DEFAULT_MAP,
+        ):
+            given.append(param.opts[0] if param.opts else param.name)
+    if given:
+        raise click.UsageError(
+            f"--facts replays saved facts; {', '.join(given)} only apply to a live run"
+        )
 
 
 def _check_cluster_name(name: str, hosts: list[str]) -> None:
