@@ -456,6 +456,38 @@ def test_hf_fp16_under_deepspeed_takes_its_static_loss_scale(tmp_path: Path, ord
     assert value(facts(tmp_path), "job.precision.loss_scaling") == "dynamic"
 
 
+HOSTS = {
+    "hf": "output_dir: o\nfp16: true\nper_device_train_batch_size: 4\n",
+    "lightning": "trainer:\n  precision: 16-mixed\n  strategy: deepspeed\n",
+    "accelerate": "distributed_type: DEEPSPEED\nmixed_precision: fp16\nnum_processes: 8\n",
+}
+DS_STATIC = '{\n  "fp16": {\n    "enabled": true,\n    "loss_scale": 128\n  }\n}\n'
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("names", [("a_ds.json", "z_train.yaml"), ("z_ds.json", "a_train.yaml")])
+def test_deepspeed_loss_scale_beats_host_gradscaler_in_any_file_order(
+    tmp_path: Path, host: str, names: tuple[str, str]
+) -> None:
+    """The host's GradScaler is a default, DeepSpeed's loss_scale explicit: the verdict
+    must not depend on which file name sorts first (it was "files disagree" one way)."""
+    from tests.jobs.util import by_rule, findings
+
+    ds, train = names
+    (tmp_path / train).write_text(HOSTS[host])
+    (tmp_path / ds).write_text(DS_STATIC)
+    doc = facts(tmp_path)
+    assert value(doc, "job.precision.loss_scaling") == "static"
+    assert line(doc, "job.precision.loss_scaling") == 4
+    assert value(doc, "job.config.conflicts") == []
+    rule = "PREC-02.fp16-without-dynamic-loss-scaling"
+    got = by_rule(findings(tmp_path))[rule]
+    assert got.status.value == "fail" and got.location and got.location.file.endswith(ds)
+    (tmp_path / ds).write_text('{"fp16": {"enabled": true, "loss_scale": 0}}')
+    assert value(facts(tmp_path), "job.precision.loss_scaling") == "dynamic"
+    assert by_rule(findings(tmp_path))[rule].status.value == "pass"
+
+
 # ---- DeepSpeed infers micro from train and grad_acc
 
 

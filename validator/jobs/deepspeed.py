@@ -126,12 +126,9 @@ def _precision(ctx: Ctx, g: Any, ln: Any) -> None:
         c.precision(m, "fp16", ctx.file, ln("fp16", "enabled"), "deepspeed: fp16.enabled")
     if c.as_bool(fp16) or (isinstance(fp16, str) and fp16.lower() == "auto"):
         # with "auto" the host (HF Trainer, Accelerate) turns fp16 on or off, but the
-        # scaling is DeepSpeed's own: its loss_scale wins over the host's GradScaler.
-        # A host's "GradScaler, dynamic" is replaced: under DeepSpeed it is not used.
+        # scaling is DeepSpeed's own: its loss_scale is explicit, and the host's
+        # GradScaler is recorded only as a default, so this wins in any read order.
         ls = c.as_float(g("fp16", "loss_scale"))
-        host = m.entries.get("job.precision.loss_scaling")
-        if host is not None and "GradScaler" in host.source:
-            del m.entries["job.precision.loss_scaling"]
         if ls is None or ls == 0:
             m.set(
                 "job.precision.loss_scaling",

@@ -37,14 +37,15 @@ def read_trainer(ctx: Ctx) -> None:
         c.precision(m, "bf16", ctx.file, ctx.line("bf16"), "hf: bf16")
     if fp16:
         c.precision(m, "fp16", ctx.file, ctx.line("fp16"), "hf: fp16")
-    if fp16 and g("deepspeed") is None:
-        # under DeepSpeed the scaling is DeepSpeed's (fp16.loss_scale), not GradScaler's
-        m.set(
+    if fp16:
+        # GradScaler's dynamic scaling is only the default: under DeepSpeed (named here
+        # or found among the job's files) its explicit fp16.loss_scale replaces it
+        m.default(
             "job.precision.loss_scaling",
             "dynamic",
             ctx.file,
-            ctx.line("fp16"),
             "hf: fp16 (GradScaler, dynamic)",
+            line=ctx.line("fp16"),
         )
     if not bf16 and not fp16:
         c.precision_default(m, "fp32", ctx.file, "hf: bf16 = fp16 = False")
@@ -147,13 +148,14 @@ def read_accelerate(ctx: Ctx) -> None:
                 ctx.line("mixed_precision"),
                 f"accelerate: mixed_precision = {mp}",
             )
-            if word == "fp16" and g("deepspeed_config") is None:
-                m.set(
+            if word == "fp16":
+                # a default: a DeepSpeed config's explicit fp16.loss_scale replaces it
+                m.default(
                     "job.precision.loss_scaling",
                     "dynamic",
                     ctx.file,
-                    ctx.line("mixed_precision"),
                     "accelerate: fp16 (GradScaler, dynamic)",
+                    line=ctx.line("mixed_precision"),
                 )
     elif g("deepspeed_config", "deepspeed_config_file") is None:
         c.precision_default(m, "fp32", ctx.file, "accelerate: mixed_precision = no")

@@ -105,12 +105,13 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
         else:
             c.precision(m, word, ctx.file, ctx.line(*t, "precision"), f"{src}precision = {prec}")
             if word == "fp16":
-                m.set(
+                # a default: a DeepSpeed strategy's explicit fp16.loss_scale replaces it
+                m.default(
                     "job.precision.loss_scaling",
                     "dynamic",
                     ctx.file,
-                    ctx.line(*t, "precision"),
                     f"{src}precision = {prec} (GradScaler)",
+                    line=ctx.line(*t, "precision"),
                 )
     else:
         c.precision_default(m, "fp32", ctx.file, "lightning: precision = 32-true")

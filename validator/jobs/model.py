@@ -172,11 +172,15 @@ class JobModel:
         if name not in self.entries:
             self.entries[name] = Entry(None, file, None, f"inherited default: {source}", default=True)
 
-    def default(self, name: str, value: Any, file: str | None, source: str) -> None:
-        """A framework default, used only where no file sets the value."""
+    def default(
+        self, name: str, value: Any, file: str | None, source: str, line: int | None = None
+    ) -> None:
+        """A framework default, used only where no file sets the value. ``line``: the
+        key that implies it (``fp16: true`` implies GradScaler's dynamic scaling), so an
+        explicit value elsewhere (DeepSpeed's ``fp16.loss_scale``) wins in any read order."""
         assert name in FACTS, name
         if name not in self.entries and value is not None:
-            self.entries[name] = Entry(value, file, None, f"default: {source}", default=True)
+            self.entries[name] = Entry(value, file, line, f"default: {source}", default=True)
 
     def add(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
         """One member of a list fact (metric families, sinks, problems)."""
