@@ -141,3 +141,24 @@ def test_a_node_that_cannot_read_its_driver_keeps_the_error():
     fields = cfacts.host_fields(cfacts.rekey(doc, "x"))
     assert fields["driver_version"]["error"] == "NVML Shared Library Not Found"
     assert fields["gpu_vbios"]["error"]  # not reported by this probe: unknown, not "equal"
+
+
+def test_measure_tools_help_names_the_real_defaults():
+    from click.testing import CliRunner
+
+    from validator.cli.cluster import DEFAULT_TOOLS, cluster
+
+    text = " ".join(CliRunner().invoke(cluster, ["--help"], terminal_width=200).output.split())
+    assert f"[default: {','.join(DEFAULT_TOOLS)};" in text
+    assert "nccl" in DEFAULT_TOOLS
+
+
+def test_docs_quote_the_no_gpu_reason_as_the_code_words_it():
+    from validator.cli.cluster import _measure_status
+
+    docs = (Path(__file__).parents[2] / "docs" / "cluster.md").read_text()
+    doc = {"facts": {"gpu.vendor": {"value": "none"}}, "subject": {"name": "b"}}
+    gpu = {"facts": {"gpu.vendor": {"value": "nvidia"}, "gpu.count": {"value": 8}},
+           "subject": {"name": "a"}}
+    status = _measure_status(("nccl",), True, ["a", "b"], {"a": gpu, "b": doc})
+    assert f"`{status['collectives']}`" in " ".join(docs.split())

@@ -238,8 +238,9 @@ def _save_facts(
     "--measure-tools",
     default=None,
     metavar="LIST",
-    help="Comma list of ping, iperf3, ib_write_bw, nccl [default: ping,iperf3,ib_write_bw; "
-    "ib_write_bw only where both hosts have an ACTIVE RDMA port].",
+    help=f"Comma list of {', '.join(KNOWN_TOOLS)} [default: {','.join(DEFAULT_TOOLS)}; "
+    "ib_write_bw only where both hosts have an ACTIVE RDMA port; nccl only where every "
+    "host has GPUs].",
 )
 @click.option(
     "--measure-seconds",

@@ -147,7 +147,7 @@ def build(
 
     ``measure_status``: for "throughput", "latency" and "collectives", ``RUN`` or why that
     measurement was not taken ("not requested (--measure-tools ping)", "not run: b has no
-    GPUs"); the rules skip with that reason instead of reporting a missing number.
+    GPUs (or none counted)"); the rules skip with that reason instead of reporting a missing number.
     """
     probe_seconds = probe_seconds or {}
     probes, hosts = [], []
