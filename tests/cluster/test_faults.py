@@ -488,3 +488,33 @@ def test_torch_script_compiles():
     script = shlex.split(cmd)[-1]
     compile(script, "<torch all_reduce>", "exec")
     assert parsers.TORCH_MARK in script and str(runner.TORCH_SIZE) in script
+
+
+@pytest.mark.parametrize("which", ["nccl", "torch"])
+def test_collective_tool_name_is_the_same_measured_or_failed(tmp_path, monkeypatch, which):
+    """One helper builds the all_reduce fields for both tools: a failed run names the
+    same tool as a measured one, and carries the same context fields."""
+    from validator.cluster.measure import runner
+    from validator.cluster.transports import LocalTransport
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    if which == "nccl":
+        _stand_in(good, "all_reduce_perf", "exit 0\n")
+        _stand_in(good, "mpirun", f"cat {DATA / 'nccl_all_reduce.txt'}\n")
+        _stand_in(bad, "all_reduce_perf", "exit 0\n")
+        _stand_in(bad, "mpirun", "echo 'NCCL WARN net failure'; exit 1\n")
+    else:
+        _stand_in(good, "torchrun", 'case "$*" in *--node-rank=0*) echo \'SPEC_CHECK_ALLREDUCE '
+                  '{"size": 4294967296, "busbw_gbs": 390.5, "world": 16}\';; esac\n')
+        _stand_in(bad, "torchrun", "echo 'rendezvous failed' >&2; exit 1\n")
+    run = runner.run_nccl if which == "nccl" else runner.run_torch
+    got = {}
+    for name, bindir in (("good", good), ("bad", bad)):
+        monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+        fields, why = run(LocalTransport(), ["a", "b"], 8, Registry(), timeout=60)
+        assert why is None and fields is not None
+        got[name] = fields
+    assert "value" in got["good"]["busbw_per_gpu"] and "error" in got["bad"]["busbw_per_gpu"]
+    tool = runner.NCCL_TOOL if which == "nccl" else runner.TORCH_TOOL
+    assert got["good"]["tool"] == got["bad"]["tool"] == {"value": tool}
+    assert got["bad"]["gpus_per_host"] == {"value": 8} and got["bad"]["hosts"] == {"value": 2}

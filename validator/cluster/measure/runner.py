@@ -281,6 +281,44 @@ def run_rounds(
     return results
 
 
+NCCL_TOOL = "nccl-tests all_reduce_perf"
+TORCH_TOOL = "torch.distributed all_reduce"
+
+
+def collective_fields(
+    tool: str,
+    measured: dict[str, Any] | parsers.MeasureError,
+    source: str,
+    label: str,
+    gpus_per_host: int,
+    n_hosts: int,
+) -> dict[str, Any]:
+    """The ``cluster.collectives`` "all_reduce" fields, for either tool, measured or not.
+
+    ``measured`` is the parser's ``{"busbw_gbs", "size"}`` or the error that stopped it;
+    ``label`` starts the per-GPU number's source (the command, or the tool's name where the
+    command is too long to quote). The same tool name whether it succeeded or failed."""
+    fields: dict[str, Any] = {
+        "tool": value(tool),
+        "gpus_per_host": value(gpus_per_host),
+        "hosts": value(n_hosts),
+    }
+    if isinstance(measured, parsers.MeasureError):
+        why = str(measured)
+        fields["busbw"] = error(why, source=source)
+        fields["busbw_per_gpu"] = error(why, source=source)
+        return fields
+    total = measured["busbw_gbs"] * 8
+    fields["busbw"] = value(round(total, 3), unit="Gb/s", source=source)
+    fields["busbw_per_gpu"] = value(
+        round(total / gpus_per_host, 3),
+        unit="Gb/s",
+        source=f"{label} (busbw x 8 / {gpus_per_host} GPUs per node)",
+    )
+    fields["size"] = value(measured["size"], unit="B")
+    return fields
+
+
 def nccl_command(
     hosts: Sequence[str], gpus_per_host: int, transport: str, size: str = "16G"
 ) -> str:
@@ -342,23 +380,10 @@ def run_nccl(
     try:
         if out.timed_out:
             raise parsers.MeasureError(f"all_reduce_perf timed out after {timeout:g} s")
-        r = parsers.nccl_busbw(out.stdout)
+        r: dict[str, Any] | parsers.MeasureError = parsers.nccl_busbw(out.stdout)
     except parsers.MeasureError as exc:
-        return {"busbw": error(str(exc), source=cmd), "busbw_per_gpu": error(str(exc), source=cmd),
-                "tool": value("nccl-tests")}, None
-    total = r["busbw_gbs"] * 8
-    return {
-        "busbw": value(round(total, 3), unit="Gb/s", source=cmd),
-        "busbw_per_gpu": value(
-            round(total / gpus_per_host, 3),
-            unit="Gb/s",
-            source=f"{cmd} (busbw x 8 / {gpus_per_host} GPUs per node)",
-        ),
-        "gpus_per_host": value(gpus_per_host),
-        "size": value(r["size"], unit="B"),
-        "tool": value("nccl-tests all_reduce_perf"),
-        "hosts": value(len(hosts)),
-    }, None
+        r = exc
+    return collective_fields(NCCL_TOOL, r, cmd, cmd, gpus_per_host, len(hosts)), None
 
 
 # The torch.distributed fallback: one process per GPU (torchrun), a timed all_reduce of one
@@ -451,22 +476,9 @@ def run_torch(
         return None, f"not run: torchrun not found on PATH{where}"
     try:
         if outs[0].timed_out:
-            raise parsers.MeasureError(f"torch.distributed all_reduce timed out after {timeout:g} s")
-        r = parsers.torch_allreduce(outs[0].stdout)
+            raise parsers.MeasureError(f"{TORCH_TOOL} timed out after {timeout:g} s")
+        r: dict[str, Any] | parsers.MeasureError = parsers.torch_allreduce(outs[0].stdout)
     except parsers.MeasureError as exc:
-        why = str(exc)
-        return {"busbw": error(why, source=src), "busbw_per_gpu": error(why, source=src),
-                "tool": value("torch.distributed all_reduce")}, None
-    total = r["busbw_gbs"] * 8
-    return {
-        "busbw": value(round(total, 3), unit="Gb/s", source=src),
-        "busbw_per_gpu": value(
-            round(total / gpus_per_host, 3),
-            unit="Gb/s",
-            source=f"torch.distributed all_reduce (busbw x 8 / {gpus_per_host} GPUs per node)",
-        ),
-        "gpus_per_host": value(gpus_per_host),
-        "size": value(r["size"], unit="B"),
-        "tool": value("torch.distributed all_reduce"),
-        "hosts": value(len(hosts)),
-    }, None
+        r = exc
+    # the torchrun command carries the whole script: the per-GPU evidence names the tool
+    return collective_fields(TORCH_TOOL, r, src, TORCH_TOOL, gpus_per_host, len(hosts)), None
