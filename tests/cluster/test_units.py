@@ -162,3 +162,20 @@ def test_docs_quote_the_no_gpu_reason_as_the_code_words_it():
            "subject": {"name": "a"}}
     status = _measure_status(("nccl",), True, ["a", "b"], {"a": gpu, "b": doc})
     assert f"`{status['collectives']}`" in " ".join(docs.split())
+
+
+def test_on_signals_routes_sigterm_and_sighup_then_restores():
+    import signal
+
+    from validator.cli.cluster import _defer, _interrupt, _on_signals
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    state: dict = {}
+    with _on_signals(_defer(state)):
+        os.kill(os.getpid(), signal.SIGHUP)
+    assert state == {"interrupted": True}
+    registry = Registry()
+    with pytest.raises(KeyboardInterrupt), _on_signals(_interrupt(registry)):
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert registry.why == "SIGTERM"
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -86,40 +86,40 @@ def _tools(raw: str | None) -> tuple[str, ...]:
 
 
 @contextlib.contextmanager
-def _signals_interrupt(registry: Any) -> Iterator[None]:
-    """SIGTERM and SIGHUP end the gathering as Ctrl-C does (KeyboardInterrupt in the main
-    thread): children killed, partial result written, exit 2. Slurm prologs, ``timeout``
-    and scancel send SIGTERM; without this the run died with no result and its children,
-    each in its own session, lived on."""
+def _on_signals(handler: Any) -> Iterator[None]:
+    """SIGTERM and SIGHUP go to ``handler`` for the block, then back to what they were.
+
+    Slurm prologs, ``timeout`` and scancel send SIGTERM, a closed terminal SIGHUP. While
+    gathering, ``_interrupt`` ends the run as Ctrl-C does (children killed, partial result,
+    exit 2); without it the run died with no result and its children, each in its own
+    session, lived on. While the result is written, ``_defer`` only marks the run
+    interrupted: the gathering is done, and the result must not be cut half-way."""
+    sigs = [signal.SIGTERM, signal.SIGHUP]
+    old = {s: signal.signal(s, handler) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _interrupt(registry: Any) -> Any:
+    """A handler that raises KeyboardInterrupt in the main thread, naming the signal."""
 
     def handler(signum: int, _frame: Any) -> None:
         registry.why = signal.Signals(signum).name
         raise KeyboardInterrupt(registry.why)
 
-    sigs = [signal.SIGTERM, signal.SIGHUP]
-    old = {s: signal.signal(s, handler) for s in sigs}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    return handler
 
 
-@contextlib.contextmanager
-def _signals_deferred(state: dict[str, Any]) -> Iterator[None]:
-    """While the result is written, a late SIGTERM/SIGHUP marks the run interrupted
-    (exit 2) instead of killing it half-way through: the gathering is already done."""
+def _defer(state: dict[str, Any]) -> Any:
+    """A handler that marks ``state`` interrupted (exit 2) and lets the work finish."""
 
-    def handler(signum: int, _frame: Any) -> None:
+    def handler(_signum: int, _frame: Any) -> None:
         state["interrupted"] = True
 
-    sigs = [signal.SIGTERM, signal.SIGHUP]
-    old = {s: signal.signal(s, handler) for s in sigs}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    return handler
 
 
 def _check_outputs(output: Path | None, save_facts: Path | None) -> None:
@@ -345,7 +345,7 @@ def cluster(
     registry = proc.Registry()
     late: dict[str, Any] = {}
     try:
-        with _signals_interrupt(registry):
+        with _on_signals(_interrupt(registry)):
             state = _collect(
                 engine,
                 hosts,
@@ -362,10 +362,10 @@ def cluster(
                 cluster_name=cluster_name,
             )
     finally:
-        with _signals_deferred(late):  # stopping 1,000 ssh masters takes a moment
+        with _on_signals(_defer(late)):  # stopping 1,000 ssh masters takes a moment
             engine.close()
     state["interrupted"] = state["interrupted"] or bool(late.get("interrupted"))
-    with _signals_deferred(state):
+    with _on_signals(_defer(state)):
         _report(built, opts, state, transport, save_facts)
 
 
