@@ -9,10 +9,31 @@ reads one back (``spec-check report``, ``diff``, ``sign``).
 from __future__ import annotations
 
 import enum
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 RESULT_SCHEMA = "spec-check/result/1"
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while building many long-lived objects.
+
+    Evaluating a fleet and rendering its result allocate millions of dicts, strings and
+    findings that all stay alive (no cycles to find), and each allocation burst triggers
+    collections that walk every live object, facts documents included: a third of the
+    time of a 10,000-node run. Reference counting still frees everything as usual; the
+    collector is switched back on (if it was on) on the way out."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class Status(str, enum.Enum):

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from validator.model import Report
+from validator.model import Report, gc_paused
 
 # exact types: a str or int subclass (an enum) takes the walked path, which writes it as
 # the standard encoder does
@@ -127,10 +127,11 @@ def dumps_indented(obj: Any) -> str:
 class JsonRenderer:
     def render(self, report: Report, stream: TextIO) -> None:
         batch: list[str] = []
-        for chunk in iter_indented(report.to_dict()):
-            batch.append(chunk)
-            if len(batch) >= 4096:
-                stream.write("".join(batch))
-                batch.clear()
-        batch.append("\n")
-        stream.write("".join(batch))
+        with gc_paused():  # the result's dicts and chunks: many objects, no cycles
+            for chunk in iter_indented(report.to_dict()):
+                batch.append(chunk)
+                if len(batch) >= 4096:
+                    stream.write("".join(batch))
+                    batch.clear()
+            batch.append("\n")
+            stream.write("".join(batch))
