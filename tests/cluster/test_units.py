@@ -160,7 +160,7 @@ def test_docs_quote_the_no_gpu_reason_as_the_code_words_it():
     doc = {"facts": {"gpu.vendor": {"value": "none"}}, "subject": {"name": "b"}}
     gpu = {"facts": {"gpu.vendor": {"value": "nvidia"}, "gpu.count": {"value": 8}},
            "subject": {"name": "a"}}
-    status = _measure_status(("nccl",), True, ["a", "b"], {"a": gpu, "b": doc})
+    status = _measure_status(("nccl",), ["a", "b"], {"a": gpu, "b": doc})
     assert f"`{status['collectives']}`" in " ".join(docs.split())
 
 

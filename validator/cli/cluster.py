@@ -356,7 +356,6 @@ def cluster(
                 measure=measure,
                 pairs=pairs,
                 tools=tools,
-                tools_given=measure_tools is not None,
                 seconds=measure_seconds,
                 port=iperf_port,
                 cluster_name=cluster_name,
@@ -429,7 +428,6 @@ def _collect(
     measure: bool,
     pairs: str,
     tools: tuple[str, ...],
-    tools_given: bool,
     seconds: int,
     port: int,
     cluster_name: str,
@@ -441,6 +439,7 @@ def _collect(
     from validator.cluster.gather import Progress, probe_all
     from validator.cluster.measure.runner import MeasureOptions, run_nccl, run_rounds, run_torch
     from validator.cluster.plan import PLANS
+    from validator.facts.document import error
 
     with _Bar("probing hosts") as bar:
         results, interrupted = probe_all(
@@ -462,7 +461,7 @@ def _collect(
         probed = [h for h in hosts if h in docs]
         rounds = PLANS[pairs](probed)
         pair_tools = [t for t in tools if t != "nccl"]
-        status = _measure_status(tools, tools_given, probed, docs)
+        status = _measure_status(tools, probed, docs)
         measured = {} if pair_tools else None  # nccl alone measures the fleet, not pairs
         try:
             if interrupted:
@@ -504,7 +503,7 @@ def _collect(
             _mark_unmeasured(rounds, measured, tools, registry.why)
             if status["collectives"] == cfacts.RUN and collectives is None:
                 why = f"interrupted ({registry.why}) before measurement"
-                collectives = {"all_reduce": {"busbw_per_gpu": error_value(why)}}
+                collectives = {"all_reduce": {"busbw_per_gpu": error(why)}}
     doc = cfacts.build(
         hosts,
         docs,
@@ -529,12 +528,6 @@ def _collect(
     }
 
 
-def error_value(reason: str) -> dict[str, Any]:
-    from validator.facts.document import error
-
-    return error(reason)
-
-
 def _gpu_counts(probed: list[str], docs: dict[str, Any]) -> list[int]:
     from validator.cluster import facts as cfacts
 
@@ -546,7 +539,7 @@ def _gpu_counts(probed: list[str], docs: dict[str, Any]) -> list[int]:
 
 
 def _measure_status(
-    tools: tuple[str, ...], tools_given: bool, probed: list[str], docs: dict[str, Any]
+    tools: tuple[str, ...], probed: list[str], docs: dict[str, Any]
 ) -> dict[str, str]:
     """``run`` or why not, per measurement: the rules skip with this reason."""
     from validator.cluster.facts import RUN
@@ -570,7 +563,6 @@ def _measure_status(
             )
         else:
             status["collectives"] = RUN
-    del tools_given  # the default tools include nccl: only an explicit list leaves it out
     return status
 
 
@@ -582,11 +574,11 @@ def _mark_unmeasured(
 ) -> None:
     """Planned pairs that an interruption left unmeasured are errors, never absent: an
     empty collection would read as "nothing to measure" (unknown is never pass)."""
-    from validator.facts.document import value
+    from validator.facts.document import error, value
 
     if measured is None:
         return
-    reason = error_value(f"interrupted ({why}) before measurement")
+    reason = error(f"interrupted ({why}) before measurement")
     for rnd in rounds:
         for a, b in rnd:
             if (a, b) in measured:
