@@ -177,12 +177,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     },
     "tensorflow__models__official__nlp": {
         # runtime.mixed_precision_dtype is not in the file: the registered experiment's
-        # value is an inherited default the linter cannot see, so it is not taken as fp32
-        "job.precision.mode": (
-            "inherited default: not set in the file; the registered experiment's value "
-            "cannot be seen here (set runtime.mixed_precision_dtype)",
-            None,
-        ),
+        # value is an inherited default the linter cannot see: unknown, not fp32
+        "job.precision.mode": (None, None),
         "job.batch.global": (512, 7),
         "job.checkpoint.interval_steps": (20000, 26),
         "job.logging.interval_steps": (1000, 45),
@@ -395,6 +391,9 @@ def test_tf_inherited_precision_is_skipped_naming_the_key() -> None:
         CORPUS / "tf_model_garden_yaml" / "tensorflow__models__official__nlp__configs__"
         "experiments__wiki_books_pretrain.yaml"
     )
+    mode = facts(f)["facts"]["job.precision.mode"]
+    assert mode["value"] is None  # a precision or null, never a sentence
+    assert mode["source"].startswith("inherited default: tf-model-garden: runtime.mixed_precision_dtype")
     p = by_rule(findings(f))["PREC-01.full-precision-training"]
     assert p.status.value == "skip"
     assert "inherited default" in p.message and "runtime.mixed_precision_dtype" in p.message

@@ -17,10 +17,6 @@ INHERITED = (
     "not set in the file; inherited from the registered experiment's defaults, which "
     "this tool cannot see"
 )
-PRECISION_INHERITED = (
-    "inherited default: not set in the file; the registered experiment's value cannot be "
-    "seen here (set runtime.mixed_precision_dtype)"
-)
 
 
 def read(ctx: Ctx) -> None:
@@ -45,11 +41,11 @@ def read(ctx: Ctx) -> None:
             "tf-model-garden: runtime.mixed_precision_dtype",
             "float32, float16 or bfloat16",
         )
-    elif not m.has("job.precision.mode"):
-        # a string, not null: PREC-01's skip then shows why and which key decides it
-        m.default(
+    else:
+        # unknown, not the dataclass default (None = float32): PREC-01 skips, its message
+        # quoting this source, which names the key that decides it
+        m.inherited(
             "job.precision.mode",
-            PRECISION_INHERITED,
             ctx.file,
             f"tf-model-garden: runtime.mixed_precision_dtype {INHERITED}",
         )
