@@ -518,3 +518,53 @@ def test_collective_tool_name_is_the_same_measured_or_failed(tmp_path, monkeypat
     tool = runner.NCCL_TOOL if which == "nccl" else runner.TORCH_TOOL
     assert got["good"]["tool"] == got["bad"]["tool"] == {"value": tool}
     assert got["bad"]["gpus_per_host"] == {"value": 8} and got["bad"]["hosts"] == {"value": 2}
+
+
+class _PerHostPath:
+    """The local transport, but hosts in ``bare`` have no stand-ins on PATH (no torchrun
+    there) and hosts in ``down`` answer like an unreachable ssh host."""
+
+    name = "local"
+
+    def __init__(self, bindir: Path, bare: set[str], down: set[str] = frozenset()):
+        self.bindir, self.bare, self.down = bindir, bare, down
+
+    def argv(self, host: str, command: str, *, tty: bool = False) -> list[str]:
+        if host in self.down:
+            return ["/bin/sh", "-c", "echo 'ssh: connect to host: Connection refused' >&2; exit 255"]
+        path = "/usr/bin:/bin" if host in self.bare else f"{self.bindir}:/usr/bin:/bin"
+        return ["/usr/bin/env", f"PATH={path}", "/bin/sh", "-c", command]
+
+    def address(self, host: str) -> str:
+        return "127.0.0.1"
+
+    def close(self) -> None:
+        pass
+
+
+def test_torchrun_missing_on_a_later_host_skips_before_any_rank_starts(tmp_path):
+    """Rank 0 must not be started to wait out the rendezvous for a host that has no
+    torchrun: every host is checked first, and the skip names the hosts lacking it."""
+    from validator.cluster.measure import runner
+
+    bindir = tmp_path / "bin"
+    _stand_in(bindir, "torchrun", f'echo "$@" >> {tmp_path}/torchrun.args\nsleep 600\n')
+    transport = _PerHostPath(bindir, bare={"c", "d"})
+    fields, why = runner.run_torch(transport, ["a", "b", "c", "d"], 8, Registry(), parallel=2)
+    assert fields is None
+    assert why == "not run: torchrun not found on PATH on c, d"
+    assert not (tmp_path / "torchrun.args").exists()  # no rank was started
+
+
+def test_a_host_that_cannot_be_checked_for_torchrun_is_an_error(tmp_path):
+    from validator.cluster.measure import runner
+
+    bindir = tmp_path / "bin"
+    _stand_in(bindir, "torchrun", f'echo "$@" >> {tmp_path}/torchrun.args\nsleep 600\n')
+    transport = _PerHostPath(bindir, bare=set(), down={"b"})
+    fields, why = runner.run_torch(transport, ["a", "b"], 8, Registry())
+    assert why is None and fields is not None
+    reason = fields["busbw_per_gpu"]["error"]
+    assert "could not check for torchrun on b" in reason and "Connection refused" in reason
+    assert fields["tool"] == {"value": runner.TORCH_TOOL}
+    assert not (tmp_path / "torchrun.args").exists()

@@ -490,7 +490,9 @@ def _collect(
                 gpus = _gpu_counts(probed, docs)
                 fields, why = run_nccl(engine, probed, min(gpus), registry)
                 if fields is None:  # no nccl-tests: torch.distributed, where installed
-                    fields, why_torch = run_torch(engine, probed, min(gpus), registry, port + 2000)
+                    fields, why_torch = run_torch(
+                        engine, probed, min(gpus), registry, port + 2000, parallel=parallel
+                    )
                     why = f"{why}; {why_torch.removeprefix('not run: ')}" if why_torch else why
                 if fields is None:
                     status["collectives"] = why or "not run"

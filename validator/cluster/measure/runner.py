@@ -426,6 +426,70 @@ def torch_command(
     )
 
 
+_TORCH_MISSING = "spec-check-no-torchrun:"
+
+
+def _named(hosts: Sequence[str], limit: int = 5) -> str:
+    more = f" (+{len(hosts) - limit} more)" if len(hosts) > limit else ""
+    return ", ".join(hosts[:limit]) + more
+
+
+def torch_preflight(
+    transport: Transport,
+    hosts: Sequence[str],
+    registry: proc.Registry,
+    parallel: int = 32,
+    timeout: float = 30,
+) -> tuple[list[str], dict[str, str]]:
+    """(hosts without torchrun, {host: why it could not be checked}), before any rank starts.
+
+    Without it a host lacking torchrun was found only when its rank failed, and rank 0 then
+    waited out the whole rendezvous (600 s) for a peer that never came. The check is one
+    ``command -v torchrun`` per host, at most ``parallel`` at once, with a short deadline;
+    under Slurm one step over the nodes, each naming itself when torchrun is missing.
+    """
+    check = "command -v torchrun >/dev/null 2>&1"
+    if transport.name == "slurm":
+        script = f'{check} || echo "{_TORCH_MISSING}$SLURMD_NODENAME"'
+        argv = [
+            "/bin/sh",
+            "-c",
+            f"srun --nodes={len(hosts)} --ntasks-per-node=1 --nodelist={','.join(hosts)} "
+            f"--quiet /bin/sh -c {shlex.quote(script)}",
+        ]
+        out = proc.run(argv, timeout, registry)
+        missing = [
+            ln.split(_TORCH_MISSING, 1)[1].strip()
+            for ln in out.stdout.splitlines()
+            if _TORCH_MISSING in ln
+        ]
+        if out.timed_out or (out.rc != 0 and not missing):
+            why = "timed out" if out.timed_out else out.stderr_line() or f"exit {out.rc}"
+            return missing, {h: f"srun: {why}" for h in hosts}
+        return missing, {}
+    from validator.cluster.gather import run_all
+
+    def job(host: str) -> proc.Outcome:
+        return proc.run(transport.argv(host, f"{check} || exit {NOT_FOUND}"), timeout, registry)
+
+    outs, interrupted = run_all(
+        hosts,
+        job,
+        parallel=parallel,
+        registry=registry,
+        on_missing=lambda h, why: proc.Outcome(-1, "", why, 0.0),
+    )
+    if interrupted:
+        raise KeyboardInterrupt
+    missing = [h for h, o in outs.items() if o.rc == NOT_FOUND]
+    failed = {
+        h: "timed out" if o.timed_out else o.stderr_line() or f"exit status {o.rc}"
+        for h, o in outs.items()
+        if o.rc not in (0, NOT_FOUND)
+    }
+    return missing, failed
+
+
 def run_torch(
     transport: Transport,
     hosts: Sequence[str],
@@ -433,9 +497,24 @@ def run_torch(
     registry: proc.Registry,
     port: int = 29541,
     timeout: float = 600,
+    parallel: int = 32,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The torch.distributed all_reduce fallback, where nccl-tests is not installed: the
-    same fields as ``run_nccl`` (tool "torch.distributed all_reduce"), or why not."""
+    same fields as ``run_nccl`` (tool "torch.distributed all_reduce"), or why not.
+
+    Every host is checked for torchrun first (``torch_preflight``): no rank starts unless
+    all can, so a missing torchrun is a skip naming the hosts, and a host that cannot be
+    checked is an error, both at once rather than after the rendezvous timeout."""
+    missing_hosts, unchecked = torch_preflight(transport, hosts, registry, parallel)
+    if missing_hosts:
+        return None, f"not run: torchrun not found on PATH on {_named(missing_hosts)}"
+    if unchecked:
+        first = next(iter(unchecked.values()))
+        why = f"could not check for torchrun on {_named(list(unchecked))}: {first}"
+        return collective_fields(
+            TORCH_TOOL, parsers.MeasureError(why), "command -v torchrun", TORCH_TOOL,
+            gpus_per_host, len(hosts),
+        ), None
     master = transport.address(hosts[0])
     pre = (
         "command -v torchrun >/dev/null 2>&1 || { echo 'spec-check: torchrun not found on "
