@@ -81,6 +81,7 @@ def test_homogeneity_is_judged_on_the_node_files_given(tmp_path):
         (["--pairs", "all", "--iperf-port", "6000"], "--pairs, --iperf-port"),
         (["--hosts", "a"], "--hosts"),
         (["--no-measure"], "--measure"),
+        (["--slurm-args", "--time=5"], "--slurm-args"),
     ],
 )
 def test_live_only_options_with_facts_are_usage_errors(tmp_path, args, named):

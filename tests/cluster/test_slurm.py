@@ -87,3 +87,19 @@ def test_a_hanging_step_is_timed_out_and_cancelled(local_slurm, tmp_path):
             break
         time.sleep(1)
     assert q.stdout.strip() == ""
+
+
+def test_slurm_args_reach_every_probe_step(local_slurm, tmp_path):
+    """--slurm-args go to srun: a valid time limit still probes, an unknown partition is
+    srun's own error on the host."""
+    _rc, result, err = run_cluster(
+        tmp_path, "--transport", "slurm", "--hosts", "localhost", "--remote-command", REAL_REMOTE,
+        "--slurm-args", "--time=5 --job-name=sc-args", "--timeout", "60", env=local_slurm.env,
+    )
+    assert probe_status(result)["localhost"][0] == "pass", err
+    _rc, result, err = run_cluster(
+        tmp_path, "--transport", "slurm", "--hosts", "localhost", "--remote-command", REAL_REMOTE,
+        "--slurm-args", "--partition=nosuch", "--timeout", "60", env=local_slurm.env,
+    )
+    status, message = probe_status(result)["localhost"]
+    assert status == "error" and "partition" in message.lower(), (message, err)

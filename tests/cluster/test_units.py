@@ -179,3 +179,30 @@ def test_on_signals_routes_sigterm_and_sighup_then_restores():
         os.kill(os.getpid(), signal.SIGTERM)
     assert registry.why == "SIGTERM"
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_slurm_args_are_appended_to_every_srun(monkeypatch):
+    from validator.cluster.measure import runner
+    from validator.cluster.transports import make_transport
+
+    monkeypatch.setattr("shutil.which", lambda p: f"/usr/bin/{p}")
+    t = make_transport("slurm", slurm_args=("--partition=gpu", "--account=o ps"))
+    argv = t.argv("n1", "true")
+    assert argv[argv.index("--nodelist=n1") :].count("--partition=gpu") == 1
+    assert "--account=o ps" in argv and argv.index("--account=o ps") < argv.index("/bin/sh")
+    extra = runner.srun_extra(t)
+    assert extra == "--partition=gpu '--account=o ps' "
+    cmd = runner.nccl_command(["n1", "n2"], 8, "slurm", srun_args=extra)
+    assert "--nodelist=n1,n2 --partition=gpu '--account=o ps' all_reduce_perf" in cmd
+
+
+def test_slurm_args_need_the_slurm_transport(tmp_path):
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [sys.executable, "-m", "validator", "cluster", "--transport", "local",
+         "--slurm-args", "--partition=gpu"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert p.returncode == 2 and "--slurm-args needs --transport slurm" in p.stderr

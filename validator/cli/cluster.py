@@ -200,6 +200,13 @@ def _save_facts(
     "local: this Python].",
 )
 @click.option(
+    "--slurm-args",
+    default=None,
+    metavar="ARGS",
+    help="Extra srun options for every step of the slurm transport, as one shell-quoted "
+    "string (e.g. '--partition=gpu --account=ops --time=10').",
+)
+@click.option(
     "--timeout",
     "host_timeout",
     type=click.FloatRange(min=1),
@@ -285,6 +292,7 @@ def cluster(
     transport: str | None,
     ssh_config: Path | None,
     remote_command: str | None,
+    slurm_args: str | None,
     host_timeout: float,
     connect_timeout: int,
     parallel: int,
@@ -334,6 +342,7 @@ def cluster(
     else:
         hosts = parse_hosts(hosts_spec)
     _check_cluster_name(cluster_name, hosts)
+    extra_srun = _slurm_args(slurm_args, transport)
     _check_outputs(opts.output, save_facts)
     remote = remote_command or default_remote_command(transport)
     engine = make_transport(
@@ -341,6 +350,7 @@ def cluster(
         ssh_config=str(ssh_config) if ssh_config else None,
         connect_timeout=connect_timeout,
         parallel=parallel,
+        slurm_args=extra_srun,
     )
     registry = proc.Registry()
     late: dict[str, Any] = {}
@@ -374,6 +384,7 @@ _LIVE_ONLY = (
     "transport",
     "ssh_config",
     "remote_command",
+    "slurm_args",
     "host_timeout",
     "connect_timeout",
     "parallel",
@@ -403,6 +414,20 @@ def _check_replay_options(ctx: click.Context) -> None:
         raise click.UsageError(
             f"--facts replays saved facts; {', '.join(given)} only apply to a live run"
         )
+
+
+def _slurm_args(raw: str | None, transport: str) -> tuple[str, ...]:
+    """``--slurm-args`` as srun arguments; only the slurm transport runs srun."""
+    import shlex
+
+    if raw is None:
+        return ()
+    if transport != "slurm":
+        raise click.UsageError(f"--slurm-args needs --transport slurm (not {transport})")
+    try:
+        return tuple(shlex.split(raw))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--slurm-args") from None
 
 
 def _check_cluster_name(name: str, hosts: list[str]) -> None:

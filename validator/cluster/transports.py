@@ -159,6 +159,8 @@ class SlurmTransport:
     name = "slurm"
 
     def __init__(self, *, extra_args: Sequence[str] = ()):
+        """``extra_args``: the user's srun options (``--slurm-args``: partition, account,
+        time limit), given to every step, after ours so that they win."""
         self.srun = _need("srun")
         self.in_allocation = bool(os.environ.get("SLURM_JOB_ID"))
         self.extra_args = list(extra_args)
@@ -235,14 +237,19 @@ def allocation_hosts() -> list[str]:
 
 
 def make_transport(
-    name: str, *, ssh_config: str | None = None, connect_timeout: int = 10, parallel: int = 32
+    name: str,
+    *,
+    ssh_config: str | None = None,
+    connect_timeout: int = 10,
+    parallel: int = 32,
+    slurm_args: Sequence[str] = (),
 ) -> Transport:
     if name == "ssh":
         return SshTransport(
             ssh_config=ssh_config, connect_timeout=connect_timeout, parallel=parallel
         )
     if name == "slurm":
-        return SlurmTransport()
+        return SlurmTransport(extra_args=slurm_args)
     if name == "local":
         return LocalTransport()
     raise SpecCheckError(f'unknown transport "{name}" (known: ssh, slurm, local)')

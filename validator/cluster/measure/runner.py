@@ -319,15 +319,25 @@ def collective_fields(
     return fields
 
 
+def srun_extra(transport: Transport) -> str:
+    """The user's ``--slurm-args``, shell-quoted, for the srun lines built here."""
+    args = getattr(transport, "extra_args", None) or ()
+    return "".join(f"{shlex.quote(a)} " for a in args)
+
+
 def nccl_command(
-    hosts: Sequence[str], gpus_per_host: int, transport: str, size: str = "16G"
+    hosts: Sequence[str],
+    gpus_per_host: int,
+    transport: str,
+    size: str = "16G",
+    srun_args: str = "",
 ) -> str:
     """One all_reduce over the fleet at one large size (gate on it, not on the average)."""
     test = f"all_reduce_perf -b {size} -e {size} -g 1 -n 20 -w 5"
     if transport == "slurm":
         return (
             f"srun --nodes={len(hosts)} --ntasks-per-node={gpus_per_host} "
-            f"--nodelist={','.join(hosts)} {test}"
+            f"--nodelist={','.join(hosts)} {srun_args}{test}"
         )
     spec = ",".join(f"{h}:{gpus_per_host}" for h in hosts)
     return f"mpirun --host {spec} -np {len(hosts) * gpus_per_host} {test}"
@@ -363,7 +373,12 @@ def run_nccl(
     a cross-node ring all_reduce is bounded by the sum of a node's NICs (nccl-tests:
     "46-48 GB/s per NIC" at NDR 400G), so per GPU it is comparable with one port's rate.
     """
-    cmd = nccl_command([transport.address(h) for h in hosts], gpus_per_host, transport.name)
+    cmd = nccl_command(
+        [transport.address(h) for h in hosts],
+        gpus_per_host,
+        transport.name,
+        srun_args=srun_extra(transport),
+    )
     script = nccl_preflight(transport.name) + cmd
     argv = (
         ["/bin/sh", "-c", script]
@@ -455,7 +470,7 @@ def torch_preflight(
             "/bin/sh",
             "-c",
             f"srun --nodes={len(hosts)} --ntasks-per-node=1 --nodelist={','.join(hosts)} "
-            f"--quiet /bin/sh -c {shlex.quote(script)}",
+            f"--quiet {srun_extra(transport)}/bin/sh -c {shlex.quote(script)}",
         ]
         out = proc.run(argv, timeout, registry)
         missing = [
@@ -526,7 +541,7 @@ def run_torch(
             "/bin/sh",
             "-c",
             f"srun --nodes={len(hosts)} --ntasks-per-node=1 --nodelist={','.join(hosts)} "
-            f"/bin/sh -c {shlex.quote(pre + cmd)}",
+            f"{srun_extra(transport)}/bin/sh -c {shlex.quote(pre + cmd)}",
         ]
         outs = [proc.run(argv, timeout, registry)]
         src = cmd
