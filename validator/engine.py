@@ -301,6 +301,8 @@ class _When:
             self.name = cond.fact or rule.fact
             self.label, self.info = _label(ctx, self.name, None), _info(ctx, self.name, None)
         self.on_field = cond.field is not None
+        # rules share "when" conditions (gpu.count >= 1): on one document, one answer
+        self.key = (self.name, self.label, cond.op, repr(cond.value))
         self.needs_value = OPERATORS[cond.op].needs_value
         self.expected = _ResolveCache(ctx, cond.value, _fields_info(ctx, rule.fact))
         self._sentences: dict[str, str] = {}
@@ -440,13 +442,32 @@ class _Builder:
         return _sentence(check.op, self.label, text)
 
 
-def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[Finding]) -> None:
+_Answer = tuple[bool, str] | tuple[Status, str, str | None]
+
+
+def _when_holds(cond: _When, facts: Mapping[str, Fact], answers: dict[Any, _Answer]) -> tuple[bool, str]:
+    """A ``when`` condition on one document, answered once for every rule that has it."""
+    answer = answers.get(cond.key)
+    if answer is None:
+        try:
+            answer = cond.holds(facts, None)
+        except _Undecided as u:
+            answer = (u.status, u.reason, u.source)
+        answers[cond.key] = answer
+    if len(answer) == 3:
+        raise _Undecided(*answer)
+    return answer
+
+
+def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[Finding],
+                   answers: dict[Any, _Answer]) -> None:
     """Append the rule's findings on one subject to ``out`` (a plain function, not a
-    generator: it runs 33 times per node, 330,000 times for a 10,000-node fleet)."""
+    generator: it runs 33 times per node, 330,000 times for a 10,000-node fleet).
+    ``answers``: the document's ``when`` conditions answered so far."""
     rule = b.rule
     try:
         for cond in b.when:
-            holds, reason = cond.holds(facts, None)
+            holds, reason = _when_holds(cond, facts, answers)
             if not holds:
                 # a null value whose source says why it is unknown ("inherited default:
                 # ... runtime.mixed_precision_dtype ...") quotes it: the key that decides it
@@ -573,8 +594,9 @@ def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, Any]
         for doc in documents:
             subject = doc["subject"]
             facts = doc["facts"]
+            answers: dict[Any, _Answer] = {}
             for b in builders.get(subject["kind"], ()):
                 b.subject = subject["name"]
-                _evaluate_rule(b, subject["kind"], facts, findings)
+                _evaluate_rule(b, subject["kind"], facts, findings, answers)
     findings.sort(key=Finding.sort_key)
     return findings
