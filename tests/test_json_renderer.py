@@ -79,3 +79,34 @@ def test_renderer_output_is_the_standard_dump_of_the_result() -> None:
     JsonRenderer().render(report, buf)
     assert buf.getvalue() == _std(report.to_dict()) + "\n"
     assert json.loads(buf.getvalue())["findings"][1]["value"] == {"a": [1, 2]}
+
+
+def _report(findings: tuple[Finding, ...]) -> Report:
+    return Report(command="check", spec_version="1.0", tool_version="0", rule_pack={"id": "v1.0"},
+                  generated_at="2026-01-01T00:00:00Z", parameters={}, subjects=(), findings=findings)
+
+
+def test_finding_dict_keys_follow_the_fields() -> None:
+    from dataclasses import fields
+
+    f = Finding(rule="R-01.x", requirement="R-01", level="SHOULD", status=Status.WARN, subject="n",
+                expected="e", message="m", remediation="r", location=Location("f.json", None),
+                waiver={"id": "W1", "active": True})
+    d = f.to_dict()
+    assert list(d) == [x.name for x in fields(Finding)] + ["severity"]
+    assert d["status"] == "warn" and d["severity"] == "warning"
+    assert d["location"] == {"file": "f.json", "line": None} and d["waiver"] == {"id": "W1", "active": True}
+    assert d["waiver"] is not f.waiver  # a copy: the result dict never aliases the finding
+
+
+def test_summary_is_counted_per_report() -> None:
+    from dataclasses import replace
+
+    ok = Finding(rule="R-01.x", requirement="R-01", level="MUST", status=Status.PASS, subject="n",
+                 expected="e", message="m", remediation="r")
+    report = _report((ok,))
+    assert report.summary.conformant and report.summary.counts["pass"] == 1
+    failed = replace(report, findings=(replace(ok, status=Status.FAIL),))
+    assert not failed.summary.conformant and failed.summary.counts == {**report.summary.counts, "pass": 0,
+                                                                       "fail": 1}
+    assert report.with_findings(()).summary.counts["pass"] == 0

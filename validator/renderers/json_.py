@@ -1,7 +1,7 @@
 """The JSON result: the machine contract (schema ``spec/result.schema.json``).
 
 The output is exactly ``json.dump(result, indent=2, ensure_ascii=False, default=str)``,
-but written by :func:`iter_indented`: with ``indent`` the standard library falls back to
+but written by :class:`_Indented`: with ``indent`` the standard library falls back to
 its pure-Python encoder, which spends most of a 10,000-node cluster run (330,000
 findings) in generator frames. Here every container whose members are all scalars (most
 findings) is encoded in one call of the C encoder, with separators that carry the
@@ -13,10 +13,10 @@ change.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from validator.model import Report, gc_paused
+from validator.model import Finding, Report, gc_paused
 
 # exact types: a str or int subclass (an enum) takes the walked path, which writes it as
 # the standard encoder does
@@ -61,12 +61,27 @@ def _encoder(item_separator: str) -> Callable[[Any], str]:
     return encode
 
 
-class _Indented:
-    """``indent=2, ensure_ascii=False, default=str`` output, chunk by chunk."""
+class _Lazy:
+    """A list written as its items converted one at a time (``Finding.to_dict``), so that
+    the result's 330,000 finding dicts never exist all at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, items: Any, convert: Callable[[Any], Any]):
+        self.items, self.convert = items, convert
+
+
+_CONTAINERS = (dict, list, tuple, _Lazy)
+
+
+class _Indented:
+    """``indent=2, ensure_ascii=False, default=str`` output, appended to ``out`` (plain
+    recursion, no generators: a chunk is not passed up through every level); ``flush``,
+    when given, takes the text so far after each item of a long list."""
+
+    def __init__(self, flush: Callable[[str], Any] | None = None) -> None:
         self._flat: dict[int, Callable[[Any], str]] = {}
         self._scalar = _encoder(", ")
+        self.out: list[str] = []
+        self._flush = flush
 
     def _flat_encoder(self, depth: int) -> Callable[[Any], str]:
         enc = self._flat.get(depth)
@@ -76,62 +91,70 @@ class _Indented:
             self._flat[depth] = enc
         return enc
 
-    def chunks(self, o: Any, depth: int) -> Iterator[str]:
+    def flush(self) -> None:
+        if self._flush is not None and self.out:
+            self._flush("".join(self.out))
+            self.out.clear()
+
+    def write(self, o: Any, depth: int) -> None:
+        out = self.out
         if isinstance(o, dict):
             if not o:
-                yield "{}"
+                out.append("{}")
                 return
             inner, outer = "\n" + _INDENT * (depth + 1), "\n" + _INDENT * depth
             if _SCALAR_TYPES.issuperset(map(type, o.values())):
-                yield "{" + inner + self._flat_encoder(depth)(o)[1:-1] + outer + "}"
+                out.append("{" + inner + self._flat_encoder(depth)(o)[1:-1] + outer + "}")
                 return
             first = True
             for k, v in o.items():
-                yield ("{" if first else ",") + inner + self._scalar(_key(k)) + ": "
+                out.append(("{" if first else ",") + inner + self._scalar(_key(k)) + ": ")
                 first = False
-                if isinstance(v, (dict, list, tuple)):
-                    yield from self.chunks(v, depth + 1)
+                if isinstance(v, _CONTAINERS):
+                    self.write(v, depth + 1)
                 else:
-                    yield self._scalar(v)
-            yield outer + "}"
-        elif isinstance(o, (list, tuple)):
-            if not o:
-                yield "[]"
+                    out.append(self._scalar(v))
+            out.append(outer + "}")
+        elif isinstance(o, (list, tuple, _Lazy)):
+            items, convert = (o.items, o.convert) if isinstance(o, _Lazy) else (o, None)
+            if not items:
+                out.append("[]")
                 return
             inner, outer = "\n" + _INDENT * (depth + 1), "\n" + _INDENT * depth
-            if _SCALAR_TYPES.issuperset(map(type, o)):
-                yield "[" + inner + self._flat_encoder(depth)(o)[1:-1] + outer + "]"
+            if convert is None and _SCALAR_TYPES.issuperset(map(type, items)):
+                out.append("[" + inner + self._flat_encoder(depth)(items)[1:-1] + outer + "]")
                 return
             first = True
-            for v in o:
-                yield "[" + inner if first else "," + inner
+            flush = self._flush is not None and len(items) > 1024
+            for v in items:
+                out.append("[" + inner if first else "," + inner)
                 first = False
-                if isinstance(v, (dict, list, tuple)):
-                    yield from self.chunks(v, depth + 1)
+                if convert is not None:
+                    v = convert(v)
+                if isinstance(v, _CONTAINERS):
+                    self.write(v, depth + 1)
                 else:
-                    yield self._scalar(v)
-            yield outer + "]"
+                    out.append(self._scalar(v))
+                if flush and len(out) > 4096:
+                    self.flush()
+            out.append(outer + "]")
         else:
-            yield self._scalar(o)
-
-
-def iter_indented(obj: Any) -> Iterator[str]:
-    """The text of ``json.dumps(obj, indent=2, ensure_ascii=False, default=str)``, in chunks."""
-    return _Indented().chunks(obj, 0)
+            out.append(self._scalar(o))
 
 
 def dumps_indented(obj: Any) -> str:
-    return "".join(iter_indented(obj))
+    """``json.dumps(obj, indent=2, ensure_ascii=False, default=str)``, the same text."""
+    w = _Indented()
+    w.write(obj, 0)
+    return "".join(w.out)
 
 
 class JsonRenderer:
     def render(self, report: Report, stream: TextIO) -> None:
-        batch: list[str] = []
+        doc = report.to_dict(findings=False)
+        doc["findings"] = _Lazy(report.findings, Finding.to_dict)
+        w = _Indented(stream.write)
         with gc_paused():  # the result's dicts and chunks: many objects, no cycles
-            for chunk in iter_indented(report.to_dict()):
-                batch.append(chunk)
-                if len(batch) >= 4096:
-                    stream.write("".join(batch))
-                    batch.clear()
-            batch.append("\n")
-            stream.write("".join(batch))
+            w.write(doc, 0)
+            w.out.append("\n")
+            w.flush()
