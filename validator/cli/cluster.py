@@ -668,6 +668,7 @@ def _replay(built: Any, opts: Any, paths: tuple[Path, ...], cluster_name: str) -
     from validator.cluster import facts as cfacts
     from validator.errors import SpecCheckError
     from validator.facts import document
+    from validator.model import gc_paused
 
     files: list[Path] = []
     for path in paths:
@@ -677,8 +678,9 @@ def _replay(built: Any, opts: Any, paths: tuple[Path, ...], cluster_name: str) -
         files.extend(found)
     nodes: dict[str, dict[str, Any]] = {}
     cluster_doc: dict[str, Any] | None = None
-    for f in files:
-        doc = document.load(f)
+    with gc_paused():  # thousands of documents: millions of live dicts, no cycles to collect
+        loaded = [(f, document.load(f)) for f in files]
+    for f, doc in loaded:
         kind = doc["subject"]["kind"]
         if kind == "cluster":
             if cluster_doc is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,9 @@ from validator.errors import FactsFileError
 SCHEMA = "spec-check/facts/1"
 SUBJECT_KINDS = ("node", "job", "cluster")
 MAX_FACTS_BYTES = 64 * 1024 * 1024
+# a \\u escape of a UTF-16 surrogate: the only way a lone surrogate gets into a document
+# read as strict UTF-8 (checked only then: the check re-encodes the whole document)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 Fact = dict[str, Any]
 Document = dict[str, Any]
@@ -174,7 +178,8 @@ def load(path: str | Path) -> Document:
         raise FactsFileError("empty file, expected a facts JSON document", file=where)
     try:
         doc = json.loads(text, parse_constant=_reject_constant)
-        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\\ud800")
+        if _SURROGATE_ESCAPE.search(text):  # strict UTF-8 text holds none but "\\ud800" escapes
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")  # lone surrogates
     except json.JSONDecodeError as exc:
         hint = " (truncated?)" if exc.pos >= len(text.rstrip()) - 1 else ""
         raise FactsFileError(f"invalid JSON: {exc.msg}{hint}", file=where, line=exc.lineno) from None
