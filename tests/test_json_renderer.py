@@ -110,3 +110,22 @@ def test_summary_is_counted_per_report() -> None:
     assert not failed.summary.conformant and failed.summary.counts == {**report.summary.counts, "pass": 0,
                                                                        "fail": 1}
     assert report.with_findings(()).summary.counts["pass"] == 0
+
+
+def test_finding_constructor_matches_its_fields() -> None:
+    import inspect
+    from dataclasses import MISSING, fields, replace
+
+    params = list(inspect.signature(Finding.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == [f.name for f in fields(Finding)]
+    assert [p.default for p in params] == [
+        inspect.Parameter.empty if f.default is MISSING else f.default for f in fields(Finding)
+    ]
+    values: list[Any] = ["R-01.x", "R-01", "MUST", Status.FAIL, "n", "e", "m", "r", "GPU0", "1 W", 1, "W", "nvml",
+              Location("f", 2), {"id": "W"}]
+    by_position = Finding(*values)
+    by_name = Finding(**{f.name: v for f, v in zip(fields(Finding), values, strict=True)})
+    assert by_position == by_name
+    assert [getattr(by_position, f.name) for f in fields(Finding)] == values
+    assert replace(by_position, item="GPU1").item == "GPU1"
+    assert Finding("R-01.x", "R-01", "MUST", Status.PASS, "n", "e", "m", "r").waiver is None

@@ -338,6 +338,7 @@ class _Builder:
         self.ctx, self.rule, self.subject, self.level = ctx, rule, subject, level
         self.label = _label(ctx, rule.fact, rule.field)
         self.info = _info(ctx, rule.fact, rule.field)
+        self.rule_id, self.requirement = rule.id, rule.requirement
         self.remediation = rule.remediation.strip()
         self.summary = rule.summary.strip()
         self._static_expected: str | None = None
@@ -358,21 +359,11 @@ class _Builder:
             source = source or fact.get("source")
         else:
             location = None
-        return Finding(
-            rule=self.rule.id,
-            requirement=self.rule.requirement,
-            level=self.level,
-            status=status,
-            subject=self.subject,
-            item=item,
-            expected=expected,
-            observed=observed,
-            value=None if isinstance(value, float) and math.isinf(value) else value,
-            unit=unit,
-            message=message,
-            remediation=self.remediation,
-            source=source,
-            location=location,
+        return Finding(  # positional, in field order: 330,000 calls for a 10,000-node fleet
+            self.rule_id, self.requirement, self.level, status, self.subject, expected, message,
+            self.remediation, item, observed,
+            None if isinstance(value, float) and math.isinf(value) else value,
+            unit, source, location,
         )
 
     def expected_text(self, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None,
