@@ -126,12 +126,17 @@ class _Indented:
                 return
             first = True
             flush = self._flush is not None and len(items) > 1024
+            # an item that is a dict of scalars (a finding, mostly) is written here at once
+            flat, scalars = self._flat_encoder(depth + 1), _SCALAR_TYPES.issuperset
+            open_item, close_item = "{\n" + _INDENT * (depth + 2), "\n" + _INDENT * (depth + 1) + "}"
             for v in items:
                 out.append("[" + inner if first else "," + inner)
                 first = False
                 if convert is not None:
                     v = convert(v)
-                if isinstance(v, _CONTAINERS):
+                if type(v) is dict and v and scalars(map(type, v.values())):
+                    out.append(open_item + flat(v)[1:-1] + close_item)
+                elif isinstance(v, _CONTAINERS):
                     self.write(v, depth + 1)
                 else:
                     out.append(self._scalar(v))
