@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from dataclasses import field as dc_field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError, UnknownRuleError
 from validator.operators import AGGREGATE_OPS, OPERATORS
 from validator.resources import rules_dir
-from validator.spec import FactInfo, Spec, _pydantic_error
+from validator.spec import FactInfo, Spec, plain
 from validator.units import parse_quantity
 from validator.yamlfile import line_of, load_yaml
 
@@ -30,8 +31,14 @@ RULE_ID = re.compile(r"^[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _REF_KEYS = ("param", "field", "fact", "formula")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def __getattr__(name: str) -> Any:
+    """``RuleFile`` and ``PackFile``, the pydantic models (schemas.py makes the rule-file
+    JSON Schema from them), imported only when asked for."""
+    if name in ("RuleFile", "PackFile", "Override"):
+        from validator import validation_models
+
+        return getattr(validation_models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_value_form(value: Any) -> Any:
@@ -60,36 +67,33 @@ def _check_value_form(value: Any) -> Any:
     return value
 
 
-class Check(_Strict):
+# ---- the rules as the engine reads them -------------------------------------------------
+# Plain frozen dataclasses, field for field the pydantic models of validation_models.py
+# (which validate a file the plain checks below do not accept, and give the JSON Schema).
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
     op: str
     value: Any = None
 
-    @field_validator("op")
-    @classmethod
-    def _known_op(cls, op: str) -> str:
-        if op not in OPERATORS:
-            raise ValueError(f'unknown operator "{op}" (known: {", ".join(OPERATORS)})')
-        return op
 
-    @field_validator("value")
-    @classmethod
-    def _value(cls, value: Any) -> Any:
-        return _check_value_form(value)
-
-
+@dataclass(frozen=True, kw_only=True)
 class Condition(Check):
     fact: str | None = None
     field: str | None = None
     reason: str | None = None  # a ``where`` condition that does not hold skips with this text
 
 
-class IfEmpty(_Strict):
+@dataclass(frozen=True, kw_only=True)
+class IfEmpty:
     status: Literal["skip", "fail", "pass", "error"] = "skip"
     message: str
 
 
-class Rule(_Strict):
-    id: str = Field(pattern=RULE_ID.pattern)
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    id: str
     requirement: str
     scope: Literal["node", "job", "cluster"]
     level: Literal["MUST", "SHOULD"] | None = None
@@ -99,16 +103,21 @@ class Rule(_Strict):
     fact: str
     field: str | None = None
     check: Check
-    when: list[Condition] = []
-    where: list[Condition] = []
-    filter: list[Condition] = []  # items that fail these are not this rule's business: no finding
+    when: list[Condition] = dc_field(default_factory=list)
+    where: list[Condition] = dc_field(default_factory=list)
+    filter: list[Condition] = dc_field(default_factory=list)  # items that fail these get no finding
     if_empty: IfEmpty | None = None
     since: str = "1.0"
     status: Literal["stable", "preview", "deprecated"] = "stable"
     enabled: bool = True
 
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """As pydantic's ``model_dump`` gave it (the pack digest is made of these)."""
+        return plain(self, mode)
 
-class Override(_Strict):
+
+@dataclass(frozen=True, kw_only=True)
+class _Override:
     id: str
     level: Literal["MUST", "SHOULD"] | None = None
     check: Check | None = None
@@ -118,17 +127,147 @@ class Override(_Strict):
     remediation: str | None = None
 
 
-class RuleFile(_Strict):
-    rules: list[Rule] = []
-    overrides: list[Override] = []
+@dataclass(frozen=True, kw_only=True)
+class _RuleFile:
+    rules: list[Rule] = dc_field(default_factory=list)
+    overrides: list[_Override] = dc_field(default_factory=list)
 
 
-class PackFile(_Strict):
+@dataclass(frozen=True, kw_only=True)
+class _PackFile:
     id: str
     spec_version: str
     min_engine_version: str = "0.1"
     extends: str | None = None
     description: str = ""
+
+
+_RUNTIME = SimpleNamespace(Check=Check, Condition=Condition, IfEmpty=IfEmpty, Rule=Rule, Override=_Override,
+                           RuleFile=_RuleFile, PackFile=_PackFile)
+
+
+# ---- plain checks: accept a file exactly as the models would, or leave it to them ----------
+
+
+class _NotPlain(Exception):
+    """Not certainly valid as it stands: the pydantic models decide (and say why)."""
+
+
+_JSON_SCALARS = (str, int, bool, type(None))
+
+
+def _json_native(v: Any) -> bool:
+    """Values pydantic keeps and dumps unchanged: no dates, no NaN, no tuples."""
+    t = type(v)
+    if t in _JSON_SCALARS:
+        return True
+    if t is float:
+        return math.isfinite(v)
+    if isinstance(v, list):
+        return all(_json_native(x) for x in v)
+    if isinstance(v, dict):
+        return all(type(k) is str and _json_native(x) for k, x in v.items())
+    return False
+
+
+def _take(data: Any, required: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(data, dict) or not set(required) <= data.keys() or not data.keys() <= {*required, *optional}:
+        raise _NotPlain
+    return data
+
+
+def _str(v: Any, none: bool = False) -> Any:
+    if type(v) is str or (none and v is None):
+        return v
+    raise _NotPlain
+
+
+def _one_of(v: Any, allowed: tuple[Any, ...]) -> Any:
+    if (type(v) is str or v is None) and v in allowed:
+        return v
+    raise _NotPlain
+
+
+def _plain_check(d: Any, cls: type[Check]) -> Check:
+    extra = ("fact", "field", "reason") if cls is Condition else ()
+    d = _take(d, ("op",), ("value", *extra))
+    if type(d["op"]) is not str or d["op"] not in OPERATORS or not _json_native(d.get("value")):
+        raise _NotPlain
+    try:
+        _check_value_form(d.get("value"))
+    except ValueError:
+        raise _NotPlain from None
+    for k in extra:
+        _str(d.get(k), none=True)
+    return cls(**d)
+
+
+def _plain_conditions(v: Any) -> list[Condition]:
+    if not isinstance(v, list):
+        raise _NotPlain
+    return [_plain_check(c, Condition) for c in v]  # type: ignore[misc]
+
+
+_RULE_KEYS = tuple(f.name for f in fields(Rule))
+
+
+def _plain_rule(d: Any) -> Rule:
+    d = _take(d, ("id", "requirement", "scope", "summary", "why", "remediation", "fact", "check"), _RULE_KEYS)
+    if not RULE_ID.fullmatch(_str(d["id"])):
+        raise _NotPlain
+    for k in ("requirement", "summary", "why", "remediation", "fact", "since"):
+        if k in d:
+            _str(d[k])
+    _str(d.get("field"), none=True)
+    _one_of(d["scope"], ("node", "job", "cluster"))
+    _one_of(d.get("level"), ("MUST", "SHOULD", None))
+    _one_of(d.get("status", "stable"), ("stable", "preview", "deprecated"))
+    if type(d.get("enabled", True)) is not bool:
+        raise _NotPlain
+    out = dict(d)
+    out["check"] = _plain_check(d["check"], Check)
+    for k in ("when", "where", "filter"):
+        if k in d:
+            out[k] = _plain_conditions(d[k])
+    if d.get("if_empty") is not None:
+        e = _take(d["if_empty"], ("message",), ("status",))
+        _str(e["message"])
+        _one_of(e.get("status", "skip"), ("skip", "fail", "pass", "error"))
+        out["if_empty"] = IfEmpty(**e)
+    return Rule(**out)
+
+
+def _plain_override(d: Any) -> _Override:
+    d = _take(d, ("id",), ("level", "check", "when", "enabled", "summary", "remediation"))
+    _str(d["id"])
+    _one_of(d.get("level"), ("MUST", "SHOULD", None))
+    for k in ("summary", "remediation"):
+        _str(d.get(k), none=True)
+    if d.get("enabled") is not None and type(d["enabled"]) is not bool:
+        raise _NotPlain
+    out = dict(d)
+    if d.get("check") is not None:
+        out["check"] = _plain_check(d["check"], Check)
+    if d.get("when") is not None:
+        out["when"] = _plain_conditions(d["when"])
+    return _Override(**out)
+
+
+def _plain_file(model: str, data: Any) -> Any:
+    data = {} if data is None else data
+    if model == "PackFile":
+        d = _take(data, ("id", "spec_version"), ("min_engine_version", "extends", "description"))
+        for k in ("id", "spec_version", "min_engine_version", "description"):
+            if k in d:
+                _str(d[k])
+        _str(d.get("extends"), none=True)
+        return _PackFile(**d)
+    d = _take(data, (), ("rules", "overrides"))
+    for k in ("rules", "overrides"):
+        if k in d and not isinstance(d[k], list):
+            raise _NotPlain
+    return _RuleFile(rules=[_plain_rule(r) for r in d.get("rules", [])],
+                     overrides=[_plain_override(o) for o in d.get("overrides", [])])
 
 
 @dataclass(frozen=True)
@@ -157,11 +296,15 @@ def _version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", v))
 
 
-def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+def _validate(model: str, data: Any, path: Path) -> Any:
+    """A rule or pack file as runtime objects: by the plain checks when the file is
+    certainly valid as it stands, else by the pydantic models (their error, at file:line)."""
     try:
-        return model.model_validate(data if data is not None else {})
-    except ValidationError as exc:
-        raise _pydantic_error(exc, data, str(path), RuleFileError) from None
+        return _plain_file(model, data)
+    except _NotPlain:
+        from validator import validation_models
+
+        return validation_models.validate(model, data, str(path), RuleFileError, _RUNTIME)
 
 
 def pack_dir_for(spec_version: str, root: Path | None = None) -> Path:
@@ -183,7 +326,7 @@ Origins = dict[str, tuple[str, Any, tuple[Any, ...]]]  # rule id -> (file, parse
 
 
 def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
-                     origins: Origins) -> tuple[PackFile, list[Rule], list[str]]:
+                     origins: Origins) -> tuple[_PackFile, list[Rule], list[str]]:
     if pack_path in seen:
         raise RuleFileError("extends loops back to itself", file=str(pack_path / "pack.yaml"))
     meta_path = pack_path / "pack.yaml"
@@ -197,7 +340,7 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
                 f"this pack needs spec-check >= {need} (this is {__version__})",
                 file=str(meta_path), line=line_of(raw_meta, ("min_engine_version",)),
             )
-    meta: PackFile = _validate(PackFile, raw_meta, meta_path)
+    meta: _PackFile = _validate("PackFile", raw_meta, meta_path)
     rules: list[Rule] = []
     files: list[str] = []
     if meta.extends:
@@ -210,7 +353,7 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
         if path.name == "pack.yaml":
             continue
         data = load_yaml(path)
-        rf: RuleFile = _validate(RuleFile, data, path)
+        rf: _RuleFile = _validate("RuleFile", data, path)
         files.append(str(path))
         for i, rule in enumerate(rf.rules):
             if rule.id in by_id:
@@ -223,8 +366,9 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
             if ov.id not in by_id:
                 raise RuleFileError(f'override of unknown rule "{ov.id}"', file=str(path),
                                     line=line_of(data, ("overrides", i, "id")))
-            changes = {k: v for k, v in ov if k != "id" and v is not None}
-            rules[by_id[ov.id]] = rules[by_id[ov.id]].model_copy(update=changes)
+            changes = {f.name: getattr(ov, f.name) for f in fields(ov)
+                       if f.name != "id" and getattr(ov, f.name) is not None}
+            rules[by_id[ov.id]] = replace(rules[by_id[ov.id]], **changes)
             origins[ov.id] = (str(path), data, ("overrides", i))
     return meta, rules, files
 

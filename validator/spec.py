@@ -8,14 +8,14 @@ cites. A run resolves the parameters once (defaults, then ``--profile FILE``, th
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import math
 import re
 import reprlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from validator.errors import RuleFileError, SpecCheckError, UnitError
 from validator.resources import spec_dir
@@ -27,28 +27,58 @@ QUANTITY_DIMENSIONS = ("bitrate", "bytes", "duration", "gpu_time", "power", "ene
 PLAIN_DIMENSIONS = ("count", "ratio", "steps", "string", "list", "bool")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def plain(obj: Any, mode: str = "python") -> Any:
+    """A dataclass as pydantic's ``model_dump`` gave it: nested objects as dicts, lists
+    copied; ``mode="json"`` also turns what JSON lacks into what pydantic made of it
+    (dates as ISO text, NaN and infinities as null, tuples and sets as lists)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: plain(getattr(obj, f.name), mode) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {k: plain(v, mode) for k, v in obj.items()}
+    if isinstance(obj, list) or (mode == "json" and isinstance(obj, (tuple, set, frozenset))):
+        return [plain(v, mode) for v in obj]
+    if mode == "json":
+        if isinstance(obj, float) and not math.isfinite(obj):
+            return None
+        if isinstance(obj, (datetime.date, datetime.time)):
+            return obj.isoformat()
+        if isinstance(obj, bytes):
+            return obj.decode("utf-8")
+    return obj
 
 
-class Parameter(_Strict):
+class _Dumps:
+    """``model_dump`` and ``model_copy`` as on the pydantic models these replace (``spec
+    show --format json`` dumps the catalogue; tests copy it)."""
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        return plain(self, mode)
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> Any:
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parameter(_Dumps):
     default: Any = None
-    dimension: Literal[QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS]  # type: ignore[valid-type]
+    dimension: str  # one of QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS
     description: str
     source: str
 
 
-class Requirement(_Strict):
-    id: str = Field(pattern=REQ_ID.pattern)
+@dataclass(frozen=True, kw_only=True)
+class Requirement(_Dumps):
+    id: str
     level: Literal["MUST", "SHOULD"]
     title: str
     statement: str
     rationale: str
     scopes: list[Literal["node", "job", "cluster"]]
-    parameters: list[str] = []
+    parameters: list[str] = dataclasses.field(default_factory=list)
 
 
-class Spec(_Strict):
+@dataclass(frozen=True, kw_only=True)
+class Spec(_Dumps):
     spec_version: str
     title: str
     status: str
@@ -59,14 +89,62 @@ class Spec(_Strict):
         return next((r for r in self.requirements if r.id == req_id), None)
 
 
-def _pydantic_error(exc: ValidationError, data: Any, where: str, kind: type[SpecCheckError]) -> SpecCheckError:
-    err = exc.errors()[0]
-    loc = tuple(err["loc"])
-    path = ".".join(str(p) for p in loc) or "(top level)"
-    msg = err["msg"]
-    if err["type"] == "extra_forbidden":
-        msg = f'unknown key "{loc[-1]}"'
-    return kind(f"{path}: {msg}", file=where, line=line_of(data, loc))
+class _NotPlain(Exception):
+    """Not certainly valid as it stands: validation_models decides (and says why)."""
+
+
+def _keys(d: Any, required: set[str], optional: set[str]) -> dict[str, Any]:
+    if not isinstance(d, dict) or not required <= d.keys() or not d.keys() <= required | optional:
+        raise _NotPlain
+    return d
+
+
+def _strs(d: dict[str, Any], *names: str) -> None:
+    if any(type(d[n]) is not str for n in names if n in d):
+        raise _NotPlain
+
+
+def _json_native(v: Any) -> bool:
+    t = type(v)
+    if t in (str, int, bool, type(None)):
+        return True
+    if t is float:
+        return math.isfinite(v)
+    if isinstance(v, list):
+        return all(_json_native(x) for x in v)
+    if isinstance(v, dict):
+        return all(type(k) is str and _json_native(x) for k, x in v.items())
+    return False
+
+
+def _plain_spec(data: Any) -> Spec:
+    """The catalogue, when it is certainly valid as it stands (the bundled one is)."""
+    d = _keys(data, {"spec_version", "title", "status", "requirements", "parameters"}, set())
+    _strs(d, "spec_version", "title", "status")
+    if not isinstance(d["requirements"], list) or not isinstance(d["parameters"], dict):
+        raise _NotPlain
+    reqs = []
+    for r in d["requirements"]:
+        r = _keys(r, {"id", "level", "title", "statement", "rationale", "scopes"}, {"parameters"})
+        _strs(r, "id", "title", "statement", "rationale")
+        if (not REQ_ID.fullmatch(r["id"]) or r["level"] not in ("MUST", "SHOULD") or type(r["level"]) is not str
+                or not isinstance(r["scopes"], list)
+                or any(type(x) is not str or x not in ("node", "job", "cluster") for x in r["scopes"])
+                or not isinstance(r.get("parameters", []), list)
+                or any(type(x) is not str for x in r.get("parameters", []))):
+            raise _NotPlain
+        lists: dict[str, Any] = {k: list(r[k]) for k in ("scopes", "parameters") if k in r}  # plain lists
+        reqs.append(Requirement(**(r | lists)))
+    params = {}
+    for name, p in d["parameters"].items():
+        p = _keys(p, {"dimension", "description", "source"}, {"default"})
+        _strs(p, "dimension", "description", "source")
+        if type(name) is not str or p["dimension"] not in QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS \
+                or not _json_native(p.get("default")):
+            raise _NotPlain
+        params[name] = Parameter(**p)
+    return Spec(spec_version=d["spec_version"], title=d["title"], status=d["status"], requirements=reqs,
+                parameters=params)
 
 
 def load_spec(version: str) -> Spec:
@@ -77,9 +155,12 @@ def load_spec(version: str) -> Spec:
         raise SpecCheckError(f'no spec version "{version}" (known: {", ".join(known) or "none"})')
     data = load_yaml(path)
     try:
-        spec = Spec.model_validate(data)
-    except ValidationError as exc:
-        raise _pydantic_error(exc, data, str(path), RuleFileError) from None
+        spec = _plain_spec(data)
+    except _NotPlain:
+        import validator.spec as runtime
+        from validator import validation_models
+
+        spec = validation_models.validate("Spec", data, str(path), RuleFileError, runtime)
     for req in spec.requirements:
         for name in req.parameters:
             if name not in spec.parameters:
