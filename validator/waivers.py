@@ -4,7 +4,8 @@ A waiver does not change what was observed: the finding keeps its status and car
 waiver, so every report shows what was waived, by whom, why and until when. Only an
 *active* waiver takes the finding out of the conformance verdict (``model.summarize``); an
 expired one is still shown, with ``active: false``, and the finding counts again. That
-keeps a forgotten waiver from hiding a problem forever.
+keeps a forgotten waiver from hiding a problem forever. Only ``fail`` and ``warn`` can be
+waived: an ``error`` is an unknown, and no waiver turns an unknown into an accepted result.
 
 The file (YAML; a top-level list, or a mapping with ``waivers:``)::
 
@@ -37,7 +38,9 @@ from validator.model import Finding, Report, Status
 
 _PAIR = re.compile(r"^\s*(?P<a>.+?)\s*->\s*(?P<b>.+?)\s*$")
 GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
-_WAIVABLE = (Status.FAIL, Status.WARN, Status.ERROR)
+# fail and warn: a known verdict someone accepts. An error is an unknown, and unknown is never
+# pass: a waiver cannot make a fact that could not be read count as judged.
+_WAIVABLE = (Status.FAIL, Status.WARN)
 _KEYS = ("id", "subject", "justification", "approver", "expires")
 
 
@@ -254,7 +257,21 @@ def apply_waivers(
     """
     waivers = tuple(waivers)
     day = today or today_utc()
-    unmatched = [w for w in waivers if not any(w.matches(f) for f in report.findings)]
+    matched: set[int] = set()
+
+    def pick(f: Finding) -> dict[str, Any] | None:
+        hits = [
+            (not w.active_on(day), w.id != f.rule, i, w)
+            for i, w in enumerate(waivers)
+            if w.matches(f)
+        ]
+        matched.update(h[2] for h in hits)
+        if not hits or f.status not in _WAIVABLE:
+            return None
+        return min(hits, key=lambda h: h[:3])[3].record(day)
+
+    findings = tuple(replace(f, waiver=pick(f)) for f in report.findings)  # one pass over waivers x findings
+    unmatched = [w for i, w in enumerate(waivers) if i not in matched]
     if unmatched:
         for w in unmatched:
             if warn is not None:
@@ -267,15 +284,4 @@ def apply_waivers(
             ],
         }
         report = replace(report, extra=extra)
-
-    def pick(f: Finding) -> dict[str, Any] | None:
-        if f.status not in _WAIVABLE:
-            return None
-        hits = [
-            (not w.active_on(day), w.id != f.rule, i, w)
-            for i, w in enumerate(waivers)
-            if w.matches(f)
-        ]
-        return min(hits, key=lambda h: h[:3])[3].record(day) if hits else None
-
-    return report.with_findings(tuple(replace(f, waiver=pick(f)) for f in report.findings))
+    return report.with_findings(findings)

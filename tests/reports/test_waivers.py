@@ -107,10 +107,14 @@ def test_active_wins_over_expired_and_rule_over_requirement(tmp_path):
     )
 
 
-def test_pass_and_skip_get_no_waiver(tmp_path):
-    r = make_report().with_findings((finding(status=Status.PASS), finding(status=Status.SKIP)))
+def test_pass_skip_and_error_get_no_waiver(tmp_path):
+    """An error is an unknown: no waiver makes it count as judged (MUST errors still fail)."""
+    r = make_report().with_findings(
+        (finding(status=Status.PASS), finding(status=Status.SKIP), finding(status=Status.ERROR))
+    )
     out = apply_waivers(r, load_waivers(write(tmp_path, "waivers:\n" + entry()), KNOWN, REQS))
-    assert [f.waiver for f in out.findings] == [None, None]
+    assert [f.waiver for f in out.findings] == [None, None, None]
+    assert "unmatched_waivers" not in out.extra  # it matched; it just has nothing to waive
 
 
 @pytest.mark.parametrize(
@@ -260,7 +264,7 @@ def test_report_verb_applies_waivers(tmp_path, result_file):
     data = json.loads(out.read_text())
     by = {(f["subject"], f["rule"], f["item"]): f["waiver"] for f in data["findings"]}
     assert by[("fleet", "NET-01.measured-throughput-low", "n2->n1")]["active"] is True
-    assert by[("n2", "MEM-01.row-remap-failed", "GPU1")]["active"] is True
+    assert by[("n2", "MEM-01.row-remap-failed", "GPU1")] is None  # an error: never waived
     assert by[("conf/ds_config.json", "PREC-01.fp32-training", None)]["id"] == "PREC-01"
     # the waiver on n2's port recorded in the result is replaced: this file has none for it
     assert by[("n2", "NET-01.fabric-port-slow", "mlx5_0:1")] is None

@@ -6,10 +6,9 @@ becomes ``<failure>`` (message = the finding, text = the remediation), ``error``
 becomes ``<error>``, ``warn`` and ``skip`` become ``<skipped>`` with the reason. A ``fail``
 or ``warn`` under an active waiver is ``<skipped message="waived: ...">``: the run is
 conformant, so the CI test report must not be red (an expired waiver changes nothing).
-A waived ``error`` stays an error: the fact could not be read, and nobody can waive that
-it is unknown. Each suite's ``<system-out>`` holds the evidence (observed, expected,
-source) of its failing and erroring findings only, as JSON lines: repeating every passing
-finding made an 11-node report 1.4 MB.
+An ``error`` is never waived (``waivers._WAIVABLE``). Each suite's ``<system-out>`` holds
+the evidence (observed, expected, source) of its failing and erroring findings only, as
+JSON lines: repeating every passing finding made an 11-node report 1.4 MB.
 """
 
 from __future__ import annotations
