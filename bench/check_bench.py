@@ -46,6 +46,7 @@ def main() -> None:
     for name, sec in results.items():
         print(f"{name:<42} {sec * 1000:>7.0f}ms {sec / base:>11.2f}x")
     print("\naims: check < 500 ms, --help < 200 ms (median, this machine)")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (compare timings on a quiet machine)")
 
 
 if __name__ == "__main__":
