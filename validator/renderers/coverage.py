@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,14 +203,15 @@ def non_default(report: Report) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in sorted(report.parameters.items()) if v.get("origin") != "default"}
 
 
-def profile_note(report: Report) -> str:
+def profile_note(report: Report, key: Callable[[Any], str] = str, text: Callable[[Any], str] = str) -> str:
     """``""`` under spec defaults; else ``under a non-default profile (k = v (origin); ...)``,
-    so a verdict reached under relaxed thresholds never reads as plain conformance."""
+    so a verdict reached under relaxed thresholds never reads as plain conformance.
+    ``key`` and ``text`` render names and values for the output (Markdown: code spans, cells)."""
     changed = non_default(report)
     if not changed and not report.profile:
         return ""
-    what = "; ".join(f"{k} = {v.get('value')} ({v.get('origin')})" for k, v in changed.items())
-    return f"under a non-default profile ({what or report.profile})"
+    what = "; ".join(f"{key(k)} = {text(v.get('value'))} ({text(v.get('origin'))})" for k, v in changed.items())
+    return f"under a non-default profile ({what or key(report.profile)})"
 
 
 def pass_line_gbps(report: Report) -> float | None:
@@ -254,10 +256,12 @@ def fleet_summary(report: Report) -> list[str]:
 
 
 def problem_counts(report: Report) -> tuple[int, int]:
-    """(failing, waived): the fails that count against the verdict, and the fails, warns
-    and errors under an active waiver (which do not)."""
-    failing = sum(1 for f in report.findings if f.status is Status.FAIL and not waived(f))
-    n_waived = sum(
-        1 for f in report.findings if waived(f) and f.status in (Status.FAIL, Status.WARN, Status.ERROR)
+    """(failing, waived): the findings that make the run not conformant (a fail, or an error
+    on a MUST rule: unknown is never pass, ``model.summarize``) outside an active waiver,
+    and the fails and warns under one (which do not count)."""
+    failing = sum(
+        1 for f in report.findings
+        if not waived(f) and (f.status is Status.FAIL or (f.status is Status.ERROR and f.level == "MUST"))
     )
+    n_waived = sum(1 for f in report.findings if waived(f))
     return failing, n_waived

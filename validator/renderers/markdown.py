@@ -86,13 +86,8 @@ class MarkdownRenderer:
         verdict = "✅ **Conformant**" if s.conformant else "❌ **Not conformant**"
         n_subj = len(report.subjects)
         waived = [f for f in report.findings if f.waiver]
-        changed = cov.non_default(report)
-        note = ""
-        if changed or report.profile:
-            what = "; ".join(
-                f"{code(k)} = {cell(v.get('value'))} ({cell(v.get('origin'))})" for k, v in changed.items()
-            )
-            note = f" under a non-default profile ({what or code(report.profile)})"
+        note = cov.profile_note(report, code, cell)
+        note = f" {note}" if note else ""
         w(
             f"### spec-check {cell(report.command)}: {verdict} to spec v{cell(report.spec_version)}{note}\n\n"
         )
@@ -108,6 +103,7 @@ class MarkdownRenderer:
         w("\n\n")
         for line in cov.fleet_summary(report):
             w(f"**Fleet:** {cell(line)}\n\n")
+        changed = cov.non_default(report)
         if changed:
             w(
                 "Parameters changed: "
