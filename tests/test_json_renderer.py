@@ -129,3 +129,10 @@ def test_finding_constructor_matches_its_fields() -> None:
     assert [getattr(by_position, f.name) for f in fields(Finding)] == values
     assert replace(by_position, item="GPU1").item == "GPU1"
     assert Finding("R-01.x", "R-01", "MUST", Status.PASS, "n", "e", "m", "r").waiver is None
+
+
+def test_subject_dict_is_asdict() -> None:
+    from dataclasses import asdict
+
+    s = Subject("n1", "node", "sha256:x", "2026-01-01T00:00:00Z", "probe")
+    assert s.to_dict() == asdict(s) and list(s.to_dict()) == list(asdict(s))
