@@ -69,15 +69,16 @@ rules:
 """
 
 
-def _custom(tmp_path: Path, text: str, sets: tuple[str, ...] = ()) -> list:
+def _custom(tmp_path: Path, text: str, sets: tuple[str, ...] = (), facts: dict | None = None) -> list:  # type: ignore[type-arg]
     d = tmp_path / "p"
-    d.mkdir()
+    d.mkdir(parents=True)
     (d / "pack.yaml").write_text('id: p\nspec_version: "1.0"\n')
     (d / "r.yaml").write_text(text)
     spec = load_spec("1.0")
     cat = load_fact_catalogue()
     ctx = Context(spec, cat, resolve_parameters(spec, sets=sets))
-    return evaluate(ctx, load_pack(spec, cat, pack_path=d), [document({"memory.shm_size": "1 GiB"})])
+    doc = document(facts if facts is not None else {"memory.shm_size": "1 GiB"})
+    return evaluate(ctx, load_pack(spec, cat, pack_path=d), [doc])
 
 
 def test_unset_parameter_skips_and_names_the_set_key(tmp_path: Path) -> None:
@@ -156,3 +157,33 @@ def test_nic_link_rules_see_nic_links_only() -> None:
     gpu_only = {"0000:18:00.0": links["0000:18:00.0"]}
     [only] = run_rules({"pcie.links": {"items": gpu_only}}, select=("TOPO-02.nic-link-narrow",))
     assert only.status is Status.SKIP and only.message == "no fabric NIC PCIe links on this node"
+
+
+FW_RULE = """\
+rules:
+  - id: PLAT-02.ib-firmware-mixed
+    requirement: PLAT-02
+    scope: node
+    summary: s
+    why: w
+    remediation: r
+    fact: rdma.ports
+    field: fw_ver
+    check: {op: all_equal}
+    filter:
+      - {field: link_layer, op: eq, value: InfiniBand}
+"""
+
+
+def test_an_undecidable_filter_item_makes_an_aggregate_an_error(tmp_path: Path) -> None:
+    """all_equal over the InfiniBand ports, one port's link layer unreadable and its firmware
+    different: it may be the port that differs, so the comparison is unknown, never a pass."""
+    ports = {"mlx5_0:1": {"link_layer": "InfiniBand", "fw_ver": "28.39.1002"},
+             "mlx5_1:1": {"link_layer": {"error": "cannot read link_layer"}, "fw_ver": "28.36.1010"},
+             "mlx5_2:1": {"link_layer": "Ethernet", "fw_ver": "22.0"}}
+    [f] = _custom(tmp_path, FW_RULE, facts={"rdma.ports": {"items": ports}})
+    assert f.status is Status.ERROR
+    assert f.message.startswith("mlx5_1:1: ") and "cannot read link_layer" in f.message
+    del ports["mlx5_1:1"]  # decided: Ethernet is filtered out, the InfiniBand port is alone
+    [f] = _custom(tmp_path / "2", FW_RULE, facts={"rdma.ports": {"items": ports}})
+    assert f.status is Status.PASS

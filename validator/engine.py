@@ -492,13 +492,15 @@ def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[
         out.append(b.verdict(fact, facts, None, None))
         return
     members = fact["items"]
-    found: list[Finding] = []
+    undecided: list[tuple[dict[str, Any], _Undecided]] = []
     if b.filter:
-        members, found = _filtered(b, facts, members)
+        members, undecided = _filtered(b, facts, members)
     if b.aggregate:
-        out.append(_aggregate(b, fact, members))
+        out.append(_aggregate(b, fact, members, undecided))
         return
     field = b.field
+    found = [b.make(u.status, b.static_expected(), u.reason, item=_item_label(m), source=u.source)
+             for m, u in undecided]
     found += [b.verdict(m["fields"].get(field), facts, m["fields"], _item_label(m)) for m in members]
     judged = [f for f in found if not (f.status is Status.SKIP and b.where)]
     if not judged:
@@ -510,20 +512,20 @@ def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[
     out.extend(found)
 
 
-def _filtered(b: _Builder, facts: Mapping[str, Fact],
-              members: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Finding]]:
+def _filtered(b: _Builder, facts: Mapping[str, Fact], members: list[dict[str, Any]]
+              ) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], _Undecided]]]:
     """The items a ``filter`` keeps (NIC links of pcie.links): the others are not this rule's
     business and get no finding at all. An item whose filter field is unreadable cannot be
-    sorted out: it is an error finding, never silently dropped."""
+    sorted out: it comes back with why, for an error (its own finding, or the aggregate's),
+    never silently dropped."""
     kept: list[dict[str, Any]] = []
-    undecided: list[Finding] = []
+    undecided: list[tuple[dict[str, Any], _Undecided]] = []
     for m in members:
         try:
             if all(c.holds(facts, m["fields"])[0] for c in b.filter):
                 kept.append(m)
         except _Undecided as u:
-            undecided.append(b.make(u.status, b.static_expected(), u.reason, item=_item_label(m),
-                                    source=u.source))
+            undecided.append((m, u))
     return kept, undecided
 
 
@@ -544,10 +546,15 @@ def _item_label(member: Mapping[str, Any]) -> str:
     return str(member["id"])
 
 
-def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]]) -> Finding:
+def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
+               undecided: list[tuple[dict[str, Any], _Undecided]]) -> Finding:
+    """One verdict over the kept items. An item the filter could not sort out might be the
+    one that differs: the comparison is then unknown, an error naming the item and why (a
+    skip where only an unset parameter stands in the way)."""
     field = b.rule.field or ""
     values: dict[str, Any] = {}
-    errors = []
+    errors = [f"{m['id']}: {u.reason}" for m, u in undecided if u.status is not Status.SKIP]
+    skipped = [u.reason for _, u in undecided if u.status is Status.SKIP]
     for m in members:
         f = m["fields"].get(field)
         if f is None or "error" in f:
@@ -558,6 +565,8 @@ def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]]) -> Findin
     if errors:
         return b.make(Status.ERROR, expected, "; ".join(errors[:5]) + (" ..." if len(errors) > 5 else ""),
                       fact=fact)
+    if skipped:
+        return b.make(Status.SKIP, expected, skipped[0], fact=fact)
     if not values:
         return b.make(Status.SKIP, expected, f"no {b.label} to compare", fact=fact)
     ok = _test(b.rule.check.op, list(values.values()), None)
