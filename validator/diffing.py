@@ -33,19 +33,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.model import Finding, Report, Status
+from validator.model import Finding, Report
 
 Key = tuple[str, str, str]
 TOLERANCE = 0.05
 # units of monotonic counters: their value grows between any two runs, so a change says nothing
 COUNTER_UNITS = frozenset({"J", "mJ", "kJ", "MJ", "Wh", "kWh"})
-
-
-def failing(f: Finding) -> bool:
-    waived = bool(f.waiver and f.waiver.get("active"))
-    return not waived and (
-        f.status is Status.FAIL or (f.status is Status.ERROR and f.level == "MUST")
-    )
 
 
 def keyed(findings: tuple[Finding, ...]) -> dict[Key, Finding]:
@@ -129,8 +122,7 @@ def _waiver_note(of: Finding, nf: Finding) -> str | None:
     """Why a finding started or stopped counting when its status did not change."""
     if of.status is not nf.status:
         return None
-    was = bool(of.waiver and of.waiver.get("active"))
-    now = bool(nf.waiver and nf.waiver.get("active"))
+    was, now = of.waived, nf.waived
     if was and not now:
         return "waiver expired" if nf.waiver else "waiver removed"
     if now and not was:
@@ -211,18 +203,18 @@ def diff_reports(
         of = a.get(key)
         if of is None:
             d.added.append(_brief(key, nf))
-            if failing(nf):
+            if nf.against_verdict:
                 d.new_failures.append(_brief(key, nf))
             continue
         note = _waiver_note(of, nf)
         extra = {"was": of.status.value, **({"change": note} if note else {})}
-        if failing(nf) and not failing(of):
+        if nf.against_verdict and not of.against_verdict:
             d.new_failures.append({**_brief(key, nf), **extra})
-        elif failing(of) and not failing(nf):
+        elif of.against_verdict and not nf.against_verdict:
             d.fixed.append({**_brief(key, nf), **extra})
-        elif failing(of) and failing(nf):
+        elif of.against_verdict and nf.against_verdict:
             d.still_failing += 1
-        if of.status is not nf.status and failing(nf) == failing(of):
+        if of.status is not nf.status and nf.against_verdict == of.against_verdict:
             d.status_changes.append({**_brief(key, nf), "was": of.status.value})
         if of.observed != nf.observed and (of.observed is not None or nf.observed is not None):
             unit = nf.unit or of.unit

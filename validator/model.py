@@ -108,6 +108,20 @@ class Finding:
     def severity(self) -> str:
         return "error" if self.level == "MUST" else "warning"
 
+    @property
+    def waived(self) -> bool:
+        """Under an active waiver: still shown as observed, but out of the verdict. The one
+        definition every verdict, renderer and diff uses (an expired waiver changes nothing)."""
+        return bool(self.waiver and self.waiver.get("active"))
+
+    @property
+    def against_verdict(self) -> bool:
+        """Makes its run not conformant: a ``fail``, or an ``error`` on a MUST rule (unknown is
+        never pass), outside an active waiver."""
+        return not self.waived and (
+            self.status is Status.FAIL or (self.status is Status.ERROR and self.level == "MUST")
+        )
+
     def sort_key(self) -> tuple[str, str, str, str]:
         return (self.subject, self.requirement, self.rule, self.item or "")
 
@@ -197,8 +211,7 @@ def summarize(findings: tuple[Finding, ...] | list[Finding]) -> Summary:
     conformant = True
     for f in findings:
         counts[f.status.value] += 1
-        waived = bool(f.waiver and f.waiver.get("active"))
-        if not waived and (f.status is Status.FAIL or (f.status is Status.ERROR and f.level == "MUST")):
+        if f.against_verdict:
             conformant = False
     return Summary(counts, conformant)
 

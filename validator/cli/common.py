@@ -210,8 +210,7 @@ def exit_code(report: Any, fail_on: str) -> int:
         return 1
     if fail_on == "warn":
         for f in report.findings:
-            waived = bool(f.waiver and f.waiver.get("active"))
-            if not waived and f.status in (Status.WARN, Status.ERROR):
+            if not f.waived and f.status in (Status.WARN, Status.ERROR):
                 return 1
     return 0
 

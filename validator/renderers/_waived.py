@@ -1,4 +1,4 @@
-"""Is a finding under an active waiver? One definition for every renderer.
+"""How renderers name a waiver (``Finding.waived`` says whether one is active).
 
 An active waiver takes a finding out of the conformance verdict (``model.summarize``); a
 renderer that still shows it as a failure (a red JUnit case, an ``::error`` annotation, an
@@ -11,14 +11,9 @@ from __future__ import annotations
 from validator.model import Finding
 
 
-def is_waived(f: Finding) -> bool:
-    """True when the finding carries an active waiver."""
-    return bool(f.waiver and f.waiver.get("active"))
-
-
 def waiver_text(f: Finding) -> str:
     """``waived: JUSTIFICATION (approved by A, until D)`` for an active waiver, else ``""``."""
-    if not is_waived(f):
+    if not f.waived:
         return ""
     w = f.waiver or {}
     who = f"approved by {w.get('approver', '?')}, until {w.get('expires', '?')}"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from validator.model import Finding, Report, Status, summarize
+from validator.model import Finding, Report, summarize
 
 # Worst first; "waived" ranks below the problems it hides, above a clean pass.
 OUTCOMES = ("fail", "error", "warn", "waived", "pass", "skip", "none")
@@ -32,15 +32,11 @@ _GBPS = {
 }
 
 
-def waived(f: Finding) -> bool:
-    return bool(f.waiver and f.waiver.get("active"))
-
-
 def outcome(findings: list[Finding]) -> str:
     """The worst outcome among findings ("none" when there are none)."""
     seen = set()
     for f in findings:
-        if waived(f) and f.status in (Status.FAIL, Status.ERROR, Status.WARN):
+        if f.waived:
             seen.add("waived")
         else:
             seen.add(f.status.value)
@@ -140,7 +136,7 @@ def bandwidth(report: Report) -> list[Measurement]:
             continue
         gbps = _to_gbps(f.value, f.unit)
         if gbps is not None:
-            out[(m["a"], m["b"])] = Measurement(m["a"], m["b"], gbps, f.status.value, waived(f))
+            out[(m["a"], m["b"])] = Measurement(m["a"], m["b"], gbps, f.status.value, f.waived)
     extra = report.extra.get("measurements") if isinstance(report.extra, dict) else None
     rows = extra if isinstance(extra, list) else []
     if isinstance(extra, dict):
@@ -259,9 +255,6 @@ def problem_counts(report: Report) -> tuple[int, int]:
     """(failing, waived): the findings that make the run not conformant (a fail, or an error
     on a MUST rule: unknown is never pass, ``model.summarize``) outside an active waiver,
     and the fails and warns under one (which do not count)."""
-    failing = sum(
-        1 for f in report.findings
-        if not waived(f) and (f.status is Status.FAIL or (f.status is Status.ERROR and f.level == "MUST"))
-    )
-    n_waived = sum(1 for f in report.findings if waived(f))
+    failing = sum(1 for f in report.findings if f.against_verdict)
+    n_waived = sum(1 for f in report.findings if f.waived)
     return failing, n_waived

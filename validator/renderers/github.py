@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from validator.model import Report, Status
 from validator.renderers._paths import finding_path
-from validator.renderers._waived import is_waived, waiver_text
+from validator.renderers._waived import waiver_text
 
 
 def _data(s: str) -> str:
@@ -32,7 +32,7 @@ class GitHubRenderer:
 
     def render(self, report: Report, stream: TextIO) -> None:
         for f in report.findings:
-            waived = f.status in (Status.FAIL, Status.WARN) and is_waived(f)
+            waived = f.status in (Status.FAIL, Status.WARN) and f.waived
             if waived:
                 cmd = "notice"
             elif f.status in (Status.FAIL, Status.ERROR):

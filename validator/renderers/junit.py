@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from xml.etree import ElementTree as ET
 
 from validator.model import Finding, Report, Status
-from validator.renderers._waived import is_waived, waiver_text
+from validator.renderers._waived import waiver_text
 
 
 def _evidence(f: Finding) -> dict[str, Any]:
@@ -42,10 +42,10 @@ class JUnitRenderer:
         for subject, findings in subjects.items():
             counts = {
                 "tests": len(findings),
-                "failures": sum(f.status is Status.FAIL and not is_waived(f) for f in findings),
+                "failures": sum(f.status is Status.FAIL and not f.waived for f in findings),
                 "errors": sum(f.status is Status.ERROR for f in findings),
                 "skipped": sum(
-                    f.status in (Status.WARN, Status.SKIP) or (f.status is Status.FAIL and is_waived(f))
+                    f.status in (Status.WARN, Status.SKIP) or (f.status is Status.FAIL and f.waived)
                     for f in findings
                 ),
             }
@@ -72,7 +72,7 @@ class JUnitRenderer:
                         if f.location.line
                         else f"{f.location.file}: "
                     )
-                if f.status in (Status.FAIL, Status.WARN) and is_waived(f):
+                if f.status in (Status.FAIL, Status.WARN) and f.waived:
                     ET.SubElement(case, "skipped", message=f"{waiver_text(f)}: {where}{f.message}")
                 elif f.status is Status.FAIL:
                     el = ET.SubElement(case, "failure", message=where + f.message, type=f.level)

@@ -122,7 +122,7 @@ class MarkdownRenderer:
         w(
             "| "
             + " | ".join(str(s.counts[st.value]) for st in STATUS_ORDER)
-            + f" | {sum(1 for f in waived if cov.waived(f))} |\n\n"
+            + f" | {sum(1 for f in waived if f.waived)} |\n\n"
         )
 
         order = {st: i for i, st in enumerate(STATUS_ORDER)}
@@ -137,7 +137,7 @@ class MarkdownRenderer:
             )
             shown = 0
             for f in problems:
-                icon = ICON["waived"] if cov.waived(f) else ICON[f.status.value]
+                icon = ICON["waived"] if f.waived else ICON[f.status.value]
                 fix = f.remediation if f.status is not Status.ERROR else f.message
                 row = (
                     f"| {icon} {f.status.value} | {code(f.rule)} | {cell(_where(f))} | {cell(f.observed)} | "
@@ -223,7 +223,7 @@ class MarkdownRenderer:
         """The problems that did not fit, one row per rule and status: how many, where."""
         groups: dict[tuple[str, str], list[Finding]] = {}
         for f in rest:
-            key = (f.rule, "waived" if cov.waived(f) else f.status.value)
+            key = (f.rule, "waived" if f.waived else f.status.value)
             groups.setdefault(key, []).append(f)
         w(
             f"\n<details><summary>{len(rest)} more problems, folded by rule</summary>\n\n"

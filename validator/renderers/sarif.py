@@ -27,7 +27,6 @@ from urllib.parse import quote
 
 from validator.model import Finding, Report, Status
 from validator.renderers._paths import finding_path
-from validator.renderers._waived import is_waived
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/spec-check/spec-check"
@@ -123,7 +122,7 @@ class SarifRenderer:
                 },
                 "partialFingerprints": {"specCheckFinding/v1": fingerprint(f)},
             }
-            if is_waived(f):
+            if f.waived:
                 w = f.waiver or {}
                 result["suppressions"] = [
                     {

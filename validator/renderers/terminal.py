@@ -140,7 +140,7 @@ class TerminalRenderer:
         where = f.subject + (f" {f.item}" if f.item else "")
         if f.location is not None:
             where = f"{f.location.file}:{f.location.line}" if f.location.line else f.location.file
-        waived = " (waived)" if f.waiver and f.waiver.get("active") else ""
+        waived = " (waived)" if f.waived else ""
         print_ = console.print  # type: ignore[attr-defined]
         print_(f"[{STYLE[f.status]}]{f.status.value.upper()}[/] {escape(f.rule)} {escape(where)}{waived}: "
                f"{escape(f.message)}")
