@@ -187,3 +187,14 @@ def test_an_undecidable_filter_item_makes_an_aggregate_an_error(tmp_path: Path) 
     del ports["mlx5_1:1"]  # decided: Ethernet is filtered out, the InfiniBand port is alone
     [f] = _custom(tmp_path / "2", FW_RULE, facts={"rdma.ports": {"items": ports}})
     assert f.status is Status.PASS
+
+
+def test_a_where_reason_quotes_an_observed_value_with_parentheses_whole() -> None:
+    """The rule's own reason is followed by the value seen, even one holding "(": it is
+    carried apart from the condition's text, not cut back out of it."""
+    facts = {"rdma.ports": {"items": {"mlx5_1:1": {"rate": "10 Gb/s", "state": "DOWN (4: cable unplugged)"},
+                                      "mlx5_0:1": {"rate": "400 Gb/s", "state": "ACTIVE"}}}}
+    slow = _one([f for f in run_rules(facts, select=("NET-01.fabric",)) if f.item == "mlx5_1:1"],
+                "NET-01.fabric-port-slow")
+    assert slow.status is Status.SKIP
+    assert slow.message == "port not active; see NET-02 (observed DOWN (4: cable unplugged))"

@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
 from validator.loader import Condition, Rule, RulePack
@@ -288,6 +288,19 @@ def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
     }
 
 
+class _Held(NamedTuple):
+    """A condition's answer on one document or item."""
+
+    holds: bool
+    sentence: str  # the condition in words: "port state = ACTIVE"
+    observed: str  # the value seen, as shown: "DOWN", "Mellanox (rev 2)"
+
+    @property
+    def reason(self) -> str:
+        """Why a rule does not apply, where the condition is false."""
+        return f"applies only where {self.sentence} (observed {self.observed})"
+
+
 class _When:
     """One ``when``/``where``/``filter`` condition of one rule, with what does not depend on
     the facts worked out once: its label, catalogue entry, and expected value per unit."""
@@ -307,8 +320,9 @@ class _When:
         self.expected = _ResolveCache(ctx, cond.value, _fields_info(ctx, rule.fact))
         self._sentences: dict[str, str] = {}
 
-    def holds(self, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None) -> tuple[bool, str]:
-        """Whether the condition holds, and the reason to give when it does not."""
+    def holds(self, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None) -> _Held:
+        """Whether the condition holds, with the condition in words and the value seen, kept
+        apart so a ``where`` with its own reason quotes the value whatever characters it has."""
         f = (fields or {}).get(self.name) if self.on_field else facts.get(self.name)
         if f is None:
             raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {self.name} was not gathered")
@@ -325,7 +339,7 @@ class _When:
             sentence = _sentence(self.cond.op, self.label, text)
             if self.expected.static:  # one text per unit; a fact's value could be anything
                 self._sentences[text] = sentence
-        return holds, f"applies only where {sentence} (observed {_fmt(actual, unit)})"
+        return _Held(holds, sentence, _fmt(actual, unit))
 
 
 class _Builder:
@@ -386,10 +400,10 @@ class _Builder:
         info = self.info
         try:
             for cond, why in self.where if item is not None else ():
-                holds, reason = cond.holds(facts, fields)
-                if not holds:
-                    if why:  # the rule's own words, with what was seen
-                        reason = f"{why} ({reason.rpartition('(')[2]}"
+                held = cond.holds(facts, fields)
+                if not held.holds:
+                    # the rule's own words, with what was seen
+                    reason = f"{why} (observed {held.observed})" if why else held.reason
                     return self.make(Status.SKIP, self.static_expected(), reason, item=item)
             if fact is None:
                 what = f"{self.rule.field} of {item}" if item else self.rule.fact
@@ -435,10 +449,10 @@ class _Builder:
         return _sentence(check.op, self.label, text)
 
 
-_Answer = tuple[bool, str] | tuple[Status, str, str | None]
+_Answer = _Held | tuple[Status, str, str | None]
 
 
-def _when_holds(cond: _When, facts: Mapping[str, Fact], answers: dict[Any, _Answer]) -> tuple[bool, str]:
+def _when_holds(cond: _When, facts: Mapping[str, Fact], answers: dict[Any, _Answer]) -> _Held:
     """A ``when`` condition on one document, answered once for every rule that has it."""
     answer = answers.get(cond.key)
     if answer is None:
@@ -447,9 +461,9 @@ def _when_holds(cond: _When, facts: Mapping[str, Fact], answers: dict[Any, _Answ
         except _Undecided as u:
             answer = (u.status, u.reason, u.source)
         answers[cond.key] = answer
-    if len(answer) == 3:
-        raise _Undecided(*answer)
-    return answer
+    if isinstance(answer, _Held):
+        return answer
+    raise _Undecided(*answer)
 
 
 def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[Finding],
@@ -461,8 +475,9 @@ def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[
     name = b.fact_name
     try:
         for cond in b.when:
-            holds, reason = _when_holds(cond, facts, answers)
-            if not holds:
+            held = _when_holds(cond, facts, answers)
+            if not held.holds:
+                reason = held.reason
                 # a null value whose source says why it is unknown ("inherited default:
                 # ... runtime.mixed_precision_dtype ...") quotes it: the key that decides it
                 f = facts.get(cond.name)
@@ -522,7 +537,7 @@ def _filtered(b: _Builder, facts: Mapping[str, Fact], members: list[dict[str, An
     undecided: list[tuple[dict[str, Any], _Undecided]] = []
     for m in members:
         try:
-            if all(c.holds(facts, m["fields"])[0] for c in b.filter):
+            if all(c.holds(facts, m["fields"]).holds for c in b.filter):
                 kept.append(m)
         except _Undecided as u:
             undecided.append((m, u))
