@@ -50,3 +50,38 @@ def test_spec_show_json_of_one_requirement_has_only_its_parameters() -> None:
     assert set(data["parameters"]) == {"memlock_min", "shm_min"}
     whole = json.loads(spec_check("spec", "show", "--format", "json").stdout)
     assert len(whole["parameters"]) > 2
+
+
+def test_every_rule_explains_its_expectation_in_words() -> None:
+    """No rule's expected sentence (shown by `rules explain` and on skip/error findings)
+    leaks the rule file's internals: check JSON, formula or parameter references."""
+    from tests.helpers import built
+    from validator.engine import describe_rule
+
+    b = built()
+    for rule in b.pack.rules:
+        expected = describe_rule(b.ctx, rule)["expected"]
+        for raw in ('{"op"', "{'", "formula=", "args=", "param=", "fact="):
+            assert raw not in expected, (rule.id, expected)
+
+
+def test_every_formula_reads_in_words() -> None:
+    """A formula a rule may name has words for the expected sentence, and a rule's
+    conditions (when/where/filter) read in words too."""
+    from tests.helpers import built
+    from validator.engine import describe_rule
+    from validator.formulas import FORMULAS, LABELS, PRODUCTS
+
+    assert set(FORMULAS) == set(LABELS) | PRODUCTS
+    b = built()
+    for rule in b.pack.rules:
+        d = describe_rule(b.ctx, rule)
+        for text in [*d["when"], *(t for t, _ in d["where"]), *d["filter"]]:
+            for raw in ("{'", "formula", "param=", "fact="):
+                assert raw not in text, (rule.id, text)
+    ckpt = describe_rule(b.ctx, b.pack.get("CKPT-02.interval-far-from-optimum"))["expected"]
+    assert ckpt == ("checkpoint interval in steps within Daly's optimum range (daly_steps_min .. "
+                    "daly_steps_max of job GPU count, gpu_mtbf, checkpoint_write_time, "
+                    "checkpoint_interval_tolerance, time per step)")
+    batch = describe_rule(b.ctx, b.pack.get("BATCH-01.global-batch-not-divisible"))["expected"]
+    assert batch == "global batch size a multiple of micro-batch size per GPU x data-parallel size"

@@ -268,13 +268,8 @@ def _condition_text(ctx: Context, rule: Rule, cond: Condition) -> str:
         label = _label(ctx, rule.fact, cond.field)
     else:
         label = _label(ctx, cond.fact or rule.fact, None)
-    raw = cond.value
-    if isinstance(raw, dict) and "param" in raw:
-        p = ctx.params[raw["param"]]
-        text = f"{p.text} ({p.name})"
-    else:
-        text = format_value(raw, None)
-    return _sentence(cond.op, label, text if OPERATORS[cond.op].needs_value else "")
+    text = _words(ctx, rule, cond.value, top=True) if OPERATORS[cond.op].needs_value else ""
+    return _sentence(cond.op, label, text)
 
 
 def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
@@ -432,21 +427,47 @@ class _Builder:
 
     def _static_text(self) -> str:
         check = self.rule.check
-        raw = check.value
-        if isinstance(raw, dict) and "param" in raw:
-            p = self.ctx.params[raw["param"]]
-            text = f"{p.text} ({p.name})"
-        elif isinstance(raw, dict) and "field" in raw:
-            text = _label(self.ctx, self.rule.fact, raw["field"])
-        elif isinstance(raw, dict) and "fact" in raw:
-            text = _label(self.ctx, raw["fact"], None)
-        elif isinstance(raw, dict):  # a formula
-            args = [a.get("param") or (_label(self.ctx, a["fact"], None) if "fact" in a else str(a))
-                    if isinstance(a, dict) else str(a) for a in (raw.get("args") or {}).values()]
-            text = f"{raw['formula']}({', '.join(args)})"
-        else:
-            text = format_value(raw, None)
-        return _sentence(check.op, self.label, text)
+        return _sentence(check.op, self.label, _words(self.ctx, self.rule, check.value, top=True))
+
+
+def _words(ctx: Context, rule: Rule, raw: Any, *, top: bool = False) -> str:
+    """A rule value in words, unresolved (``rules explain``, skip and error findings): a
+    parameter as its value and name, a field or fact as its label, a formula as what it
+    computes (formulas.py's PRODUCTS, LABELS and RANGES), a literal as written."""
+    from validator.formulas import LABELS, PRODUCTS, RANGES
+
+    if isinstance(raw, dict) and "param" in raw:
+        p = ctx.params[raw["param"]]
+        return f"{p.text} ({p.name})" if top else p.name
+    if isinstance(raw, dict) and "field" in raw:
+        return _short(_label(ctx, rule.fact, raw["field"]), top)
+    if isinstance(raw, dict) and "fact" in raw:
+        return _short(_label(ctx, raw["fact"], None), top)
+    if isinstance(raw, dict) and "formula" in raw:
+        name, args = raw["formula"], raw.get("args") or {}
+        if name in PRODUCTS:
+            factors = [_words(ctx, rule, a) for a in args.values() if not (type(a) is int and a == 1)]
+            return " x ".join(factors or ["1"])
+        inputs = ", ".join(_words(ctx, rule, a) for a in args.values())
+        return f"{LABELS.get(name, name)} (of {inputs})"
+    if isinstance(raw, list):
+        pair = (tuple(r.get("formula") for r in raw)
+                if len(raw) == 2 and all(isinstance(r, dict) and "formula" in r for r in raw) else None)
+        if pair in RANGES and raw[0].get("args") == raw[1].get("args"):
+            inputs = ", ".join(_words(ctx, rule, a) for a in (raw[0].get("args") or {}).values())
+            return f"{RANGES[pair]} ({pair[0]} .. {pair[1]} of {inputs})"
+        return "[" + ", ".join(_words(ctx, rule, r) for r in raw) + "]"
+    return format_value(raw, None)
+
+
+_SET_ASIDE = re.compile(r" \([^()]*--set [^()]*\)$")
+
+
+def _short(label: str, top: bool) -> str:
+    """A label inside a formula's words drops its --set aside: "job GPU count", not "job GPU
+    count (--set gpu_count=N when unknown)" in the middle of a list of inputs (a qualifier,
+    "PCIe width (current)", stays)."""
+    return label if top else _SET_ASIDE.sub("", label)
 
 
 _Answer = _Held | tuple[Status, str, str | None]

@@ -141,6 +141,30 @@ def batch_product(micro: float | None, accumulation: float | None, dp: float | N
     return micro * accumulation * dp
 
 
+# How formulas read in a rule's expected sentence (``rules explain``, skip and error
+# findings, where nothing is resolved yet): a rule file's internals ("daly_steps_min(...)")
+# mean nothing to the reader of a report. An argument reads as a parameter's name (what
+# --set takes), a fact's label or a literal.
+
+PRODUCTS = frozenset({"product", "batch_product"})
+"""Formulas that multiply their arguments: read as ``a x b`` (a literal 1 left out)."""
+
+LABELS: dict[str, str] = {
+    "daly_interval": "Daly's optimum interval",
+    "daly_interval_min": "Daly's optimum interval / tolerance",
+    "daly_interval_max": "Daly's optimum interval x tolerance",
+    "daly_steps_min": "Daly's optimum interval in steps / tolerance",
+    "daly_steps_max": "Daly's optimum interval in steps x tolerance",
+}
+"""The others, by what they compute: read as ``LABEL (of ARGS)``."""
+
+RANGES: dict[tuple[str, str], str] = {
+    ("daly_interval_min", "daly_interval_max"): "Daly's optimum range",
+    ("daly_steps_min", "daly_steps_max"): "Daly's optimum range",
+}
+"""Pairs a ``between`` check takes as its bounds, read as one range:
+``LABEL (LOW .. HIGH of ARGS)``."""
+
 FORMULAS: dict[str, Callable[..., float]] = {
     "product": product,
     "daly_interval": daly_interval,
