@@ -29,7 +29,7 @@ rules:
 
 def _pack(tmp_path: Path, rules_text: str, *, pack: str = 'id: t\nspec_version: "1.0"\n') -> Path:
     d = tmp_path / "t"
-    d.mkdir()
+    d.mkdir(parents=True)
     (d / "pack.yaml").write_text(pack)
     (d / "r.yaml").write_text(rules_text)
     return d
@@ -154,3 +154,35 @@ def test_rulefile_schema_is_generated_from_the_models() -> None:
 
     assert (spec_dir() / "rulefile.schema.json").read_text() == rulefile_schema_text(), (
         "run: python -m validator.schemas > spec/rulefile.schema.json")
+
+
+def test_a_number_like_string_is_a_string_for_a_string_fact(tmp_path: Path) -> None:
+    """gpu.driver_version = "550" (or one of "550.54.03", ...) is a string comparison: no
+    unit is asked of a string fact, and the engine compares the text."""
+    from tests.helpers import document
+    from validator.engine import Context, evaluate
+    from validator.model import Status
+    from validator.spec import resolve_parameters
+
+    text = GOOD_RULE.replace("fact: memory.shm_size", "fact: gpu.driver_version").replace(
+        'check: {op: gte, value: "1 GiB"}', 'check: {op: eq, value: "550"}\n'
+        '    when:\n      - {fact: gpu.driver_status, op: ne, value: "550"}\n'
+        '      - {fact: gpu.driver_version, op: not_in, value: ["550.54.03", "1 GiB"]}')
+    pack = load_pack(SPEC, CATALOGUE, pack_path=_pack(tmp_path, text))
+    ctx = Context(SPEC, CATALOGUE, resolve_parameters(SPEC))
+    for version, status in (("550", Status.PASS), ("535.104.05", Status.FAIL)):
+        doc = document({"gpu.driver_version": version, "gpu.driver_status": "ok"})
+        [f] = evaluate(ctx, pack, [doc])
+        assert f.status is status, (version, f.message)
+
+
+def test_a_number_like_string_still_needs_the_unit_of_a_numeric_fact(tmp_path: Path) -> None:
+    """For a quantity, the same string is a quantity: a unit of another kind, or none to
+    speak of, stays a load error at file:line (in a formula's arguments too)."""
+    d = _pack(tmp_path, GOOD_RULE.replace('"1 GiB"', '"550.54.03"'))
+    with pytest.raises(RuleFileError, match='unknown unit ".03"') as exc:
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert exc.value.line == 9
+    bad_arg = GOOD_RULE.replace('"1 GiB"', '{formula: product, args: {a: {param: shm_min}, b: "2 Gibibyte"}}')
+    with pytest.raises(RuleFileError, match='unknown unit "Gibibyte"'):
+        load_pack(SPEC, CATALOGUE, pack_path=_pack(tmp_path / "2", bad_arg))

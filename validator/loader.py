@@ -42,7 +42,9 @@ def __getattr__(name: str) -> Any:
 
 
 def _check_value_form(value: Any) -> Any:
-    """A value is a literal or exactly one of {param}, {field}, {fact}, {formula, args}."""
+    """A value is a literal or exactly one of {param}, {field}, {fact}, {formula, args}.
+    Whether "550" or "400 Gb/s" is a quantity depends on the fact it is compared with (a
+    driver version is a string): ``_check_value`` decides, against the catalogue."""
     if isinstance(value, dict):
         keys = set(value)
         refs = keys & set(_REF_KEYS)
@@ -59,11 +61,6 @@ def _check_value_form(value: Any) -> Any:
     elif isinstance(value, list):
         for v in value:
             _check_value_form(v)
-    elif isinstance(value, str) and value[:1].isdigit():
-        try:
-            parse_quantity(value)  # "400 Gb/s": a bad unit is a load error, not a run-time one
-        except UnitError as exc:
-            raise ValueError(exc.problem) from None
     return value
 
 
@@ -501,13 +498,31 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
             for k, v in (value.get("args") or {}).items():
                 if isinstance(v, dict):  # formulas work in base units: only the references matter
                     _check_refs_only(v, spec, catalogue, fields, (*loc, "args", k))
+                else:
+                    _quantity(v, (*loc, "args", k))
         return
-    if isinstance(value, str) and value[:1].isdigit():
-        q = parse_quantity(value)  # its unit was checked by the schema pass
+    if info.type in _NUMERIC and isinstance(value, str) and value[:1].isdigit():
+        q = _quantity(value, loc)
         if want is None:
             raise _Problem(f'"{value}" has a unit, but {what} has none', loc)
         if q.dimension != want:
             raise _Problem(f'"{value}" is a {q.dimension}, but {what} is {want} ({info.unit})', loc)
+
+
+_NUMERIC = frozenset({"int", "number", "quantity", "collection"})
+"""Types a string like "400 Gb/s" is a quantity for; for a string fact (gpu.driver_version
+= "550") or a list of strings it is the string it reads as, whatever it looks like."""
+
+
+def _quantity(value: Any, loc: tuple[Any, ...]) -> Any:
+    """A string that starts with a digit, as a quantity: a bad unit ("1 Gibibyte") is a load
+    error naming file:line, not an ERROR finding on every node."""
+    if not (isinstance(value, str) and value[:1].isdigit()):
+        return None
+    try:
+        return parse_quantity(value)
+    except UnitError as exc:
+        raise _Problem(exc.problem, loc) from None
 
 
 def _check_refs_only(value: dict[str, Any], spec: Spec, catalogue: dict[str, FactInfo],
