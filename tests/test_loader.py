@@ -186,3 +186,17 @@ def test_a_number_like_string_still_needs_the_unit_of_a_numeric_fact(tmp_path: P
     bad_arg = GOOD_RULE.replace('"1 GiB"', '{formula: product, args: {a: {param: shm_min}, b: "2 Gibibyte"}}')
     with pytest.raises(RuleFileError, match='unknown unit "Gibibyte"'):
         load_pack(SPEC, CATALOGUE, pack_path=_pack(tmp_path / "2", bad_arg))
+
+
+def test_rule_files_named_yml_are_loaded_too(tmp_path: Path) -> None:
+    """A pack's *.yml rule files load like *.yaml ones (in name order), never passed over
+    in silence; a pack.yml beside pack.yaml is refused, naming it."""
+    d = _pack(tmp_path, GOOD_RULE)
+    (d / "s.yml").write_text(GOOD_RULE.replace("shm-tiny", "shm-small-too"))
+    pack = load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert [r.id for r in pack.rules] == ["MEM-02.shm-tiny", "MEM-02.shm-small-too"]
+    assert pack.files == (str(d / "r.yaml"), str(d / "s.yml"))
+    (d / "pack.yml").write_text('id: t\nspec_version: "1.0"\n')
+    with pytest.raises(RuleFileError, match="named pack.yaml, not pack.yml") as exc:
+        load_pack(SPEC, CATALOGUE, pack_path=d)
+    assert exc.value.file == str(d / "pack.yml")

@@ -322,6 +322,15 @@ def pack_dir_for(spec_version: str, root: Path | None = None) -> Path:
 Origins = dict[str, tuple[str, Any, tuple[Any, ...]]]  # rule id -> (file, parsed data, path in it)
 
 
+def _rule_files(pack_path: Path) -> list[Path]:
+    """A pack's rule files, ``*.yaml`` and ``*.yml`` alike, by name: a file the loader
+    passed over would be rules the user believes are checked."""
+    found = [p for p in pack_path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    if (pack_path / "pack.yml").is_file():
+        raise RuleFileError("the pack's own file is named pack.yaml, not pack.yml", file=str(pack_path / "pack.yml"))
+    return sorted((p for p in found if p.name != "pack.yaml"), key=lambda p: p.name)
+
+
 def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
                      origins: Origins) -> tuple[_PackFile, list[Rule], list[str]]:
     if pack_path in seen:
@@ -346,9 +355,7 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
             base = rules_dir() / meta.extends  # a custom pack (--rules DIR) extending a bundled one
         _, rules, files = _load_pack_rules(base, (*seen, pack_path), origins)
     by_id = {r.id: i for i, r in enumerate(rules)}
-    for path in sorted(pack_path.glob("*.yaml")):
-        if path.name == "pack.yaml":
-            continue
+    for path in _rule_files(pack_path):
         data = load_yaml(path)
         rf: _RuleFile = _validate("RuleFile", data, path)
         files.append(str(path))
