@@ -115,7 +115,7 @@ def test_set_and_profile_override_parameters(failing: Path, tmp_path: Path) -> N
     result = json.loads(r.stdout)
     statuses = {f["item"]: f["status"] for f in result["findings"]}
     assert statuses == {"mlx5_0:1": "pass", "mlx5_1:1": "skip"}  # the INIT port is NET-02's business
-    assert result["parameters"]["fabric_port_rate"] == {"value": "200Gb/s", "origin": "--set"}
+    assert result["parameters"]["fabric_port_rate"] == {"value": "200Gb/s", "origin": "--set", "default": "400 Gb/s"}
     profile = tmp_path / "p.yaml"
     profile.write_text("name: hdr\nparameters:\n  fabric_port_rate: 200 Gb/s\n")
     r = spec_check("check", "--facts", str(failing), "--select", "NET-01.fabric", "--profile", str(profile),

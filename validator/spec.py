@@ -185,6 +185,7 @@ class ParamValue:
     value: Any  # Quantity | float | str | list | bool | None (unset)
     text: str  # as written
     origin: str  # "default" | "profile:FILE" | "--set"
+    default: str = "unset"  # the spec's default, as text: a result shows what a profile changed
 
     @property
     def is_set(self) -> bool:
@@ -275,7 +276,7 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
             parsed = parse_parameter(name, spec.parameters[name], raw)
         except UnitError as exc:
             raise SpecCheckError(said + exc.problem, file=file, line=line) from None
-        values[name] = ParamValue(name, parsed, _text(raw), origin)
+        values[name] = ParamValue(name, parsed, _text(raw), origin, _text(spec.parameters[name].default))
 
     if profile is not None:
         data = load_yaml(profile)
@@ -298,8 +299,13 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
 
 
 def describe_parameters(values: dict[str, ParamValue]) -> dict[str, dict[str, Any]]:
-    """The parameters as echoed in a result."""
-    return {n: {"value": v.text, "origin": v.origin} for n, v in sorted(values.items())}
+    """The parameters as echoed in a result; one a profile or ``--set`` changed also names the
+    spec's default, so a report (and an auditor) sees what was relaxed without the spec."""
+    return {
+        n: {"value": v.text, "origin": v.origin} if v.origin == "default"
+        else {"value": v.text, "origin": v.origin, "default": v.default}
+        for n, v in sorted(values.items())
+    }
 
 
 def quantity_or_none(p: ParamValue) -> Quantity | None:

@@ -176,21 +176,11 @@ def threshold_gbps(report: Report) -> float:
 
 
 def spec_line_gbps(report: Report) -> float:
-    """The spec's own line (fabric_port_rate's default in the spec version of the run),
-    whatever the run overrode: 400 Gb/s in v1.0. Falls back to 400 when the spec version
-    is not installed here (a result from a newer tool)."""
+    """The spec's own line (fabric_port_rate's default, which the result echoes beside an
+    overridden value), whatever the run overrode: 400 Gb/s in v1.0, also the figure for a
+    result too old to carry the default. From the report alone, as every renderer works."""
     p = report.parameters.get("fabric_port_rate", {})
-    if p.get("origin") == "default":
-        got = _rate_gbps(p.get("value"))
-        if got is not None:
-            return got
-    try:
-        from validator.spec import load_spec
-
-        param = load_spec(report.spec_version).parameters.get("fabric_port_rate")
-        got = _rate_gbps(param.default if param is not None else None)
-    except Exception:  # any failure to find the spec means: use v1.0's figure
-        got = None
+    got = _rate_gbps(p.get("value") if p.get("origin") == "default" else p.get("default"))
     return got if got is not None else 400.0
 
 
@@ -206,7 +196,11 @@ def profile_note(report: Report, key: Callable[[Any], str] = str, text: Callable
     changed = non_default(report)
     if not changed and not report.profile:
         return ""
-    what = "; ".join(f"{key(k)} = {text(v.get('value'))} ({text(v.get('origin'))})" for k, v in changed.items())
+    what = "; ".join(
+        f"{key(k)} = {text(v.get('value'))} ({text(v.get('origin'))}"
+        + (f"; spec default {text(v['default'])})" if "default" in v else ")")
+        for k, v in changed.items()
+    )
     return f"under a non-default profile ({what or key(report.profile)})"
 
 
