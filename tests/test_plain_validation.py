@@ -105,3 +105,24 @@ def test_plain_checks_never_accept_what_pydantic_rejects(seed: int) -> None:
             plain_ok += 1
             assert plain == _pydantic(model, doc), (model, doc)  # raises if pydantic rejects it
     assert plain_ok > 100  # the mutations did reach the plain path
+
+
+def test_the_two_definitions_of_each_model_name_the_same_fields() -> None:
+    """The plain dataclasses (the fast path) and the pydantic models (the error path) must
+    describe the same format: a field added to one and not the other would load differently
+    depending on whether a file happens to be plainly valid."""
+    import dataclasses
+
+    from validator import loader, spec, validation_models
+
+    pairs = []
+    for module in (loader, spec):
+        for name, cls in vars(module).items():
+            model = getattr(validation_models, name, None)
+            if dataclasses.is_dataclass(cls) and model is not None and hasattr(model, "model_fields"):
+                pairs.append((name, cls, model))
+    assert {"Rule", "Check", "Condition", "IfEmpty"} <= {name for name, _, _ in pairs}
+    for name, cls, model in pairs:
+        plain = {f.name for f in dataclasses.fields(cls)}
+        strict = set(model.model_fields)
+        assert plain == strict, (name, sorted(plain ^ strict))
