@@ -112,6 +112,18 @@ def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
     doc["errors"] = kept
 
 
+def _add_recovery(docs: list[dict[str, Any]], logs: tuple[Path, ...]) -> None:
+    """``job.recovery.measured`` from the ``--recovery-log`` files, the same for every job
+    of the run (a log is of the run that failed; lint one job with its logs); null, with
+    the option named as its source, when none is given, so REC-02's measured rule skips
+    saying what to pass."""
+    from validator.jobs.recovery_log import measured
+
+    fact = measured(list(logs))
+    for d in docs:
+        d["facts"]["job.recovery.measured"] = fact
+
+
 def lint_documents(
     paths: tuple[Path, ...],
     kind: str | None,
@@ -119,6 +131,7 @@ def lint_documents(
     *,
     ignore_unknown: bool = False,
     by_folder: bool = False,
+    recovery_logs: tuple[Path, ...] = (),
 ) -> list[dict[str, Any]]:
     """One job document per PATH (per folder with ``by_folder``); a run where nothing at
     all is readable is exit 2 (with ``ignore_unknown``, files of no known format are
@@ -132,6 +145,9 @@ def lint_documents(
     for p in paths:
         if not p.exists() and not p.is_symlink() and not (by_folder and p.parent.is_dir()):
             raise SpecCheckError("no such file or directory", file=str(p))
+    for p in recovery_logs:  # a missing log is a mistyped option, like a missing PATH
+        if not p.exists() and not p.is_symlink():
+            raise SpecCheckError("no such file or directory (--recovery-log)", file=str(p))
     jobs: list[tuple[str, list[Path]]]
     if by_folder:
         jobs = _folder_jobs(paths)
@@ -144,6 +160,7 @@ def lint_documents(
         docs += read_job(
             files, kind, gpu_count=gpu_count, step_time_s=step_time, name=name, strict=strict
         )
+    _add_recovery(docs, recovery_logs)
     if ignore_unknown:
         for d in docs:
             _drop_unrecognized_errors(d)
@@ -186,9 +203,23 @@ def lint_documents(
     "its subfolders), each folder once, as one job. For pre-commit, which names the "
     "changed files rather than the jobs.",
 )
+@click.option(
+    "--recovery-log",
+    "recovery_logs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="A training log with a failure and the restart after it (repeatable): REC-02 "
+    "measures each failure's time to the first training step after it against "
+    "recovery_bound.",
+)
 @common_options
 def lint(
-    paths: tuple[Path, ...], kind: str | None, ignore_unknown: bool, jobs_of_files: bool, **kwargs: Any
+    paths: tuple[Path, ...],
+    kind: str | None,
+    ignore_unknown: bool,
+    jobs_of_files: bool,
+    recovery_logs: tuple[Path, ...],
+    **kwargs: Any,
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
     Megatron, Slurm, torchrun, PyTorchJob, env, MaxText, TF Model Garden).
@@ -202,7 +233,12 @@ def lint(
     opts = run_options(kwargs)
     built = build(opts, ("job",))
     docs = lint_documents(
-        paths, kind, built.ctx.params, ignore_unknown=ignore_unknown, by_folder=jobs_of_files
+        paths,
+        kind,
+        built.ctx.params,
+        ignore_unknown=ignore_unknown,
+        by_folder=jobs_of_files,
+        recovery_logs=recovery_logs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
     clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]

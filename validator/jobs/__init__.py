@@ -78,12 +78,16 @@ def read_job(
 def document(model: Any) -> Document:
     from validator import __version__
     from validator.clock import now_utc
-    from validator.facts.document import new_document
+    from validator.facts.document import new_document, value
+    from validator.jobs.recovery_log import NOT_GIVEN
 
+    facts = model.facts()
+    # from logs, not configs: `lint --recovery-log` replaces it; null says which option
+    facts.setdefault("job.recovery.measured", value(None, source=NOT_GIVEN))
     doc = new_document(
         "job",
         model.name,
-        model.facts(),
+        facts,
         tool_version=__version__,
         collected_at=now_utc(),
     )

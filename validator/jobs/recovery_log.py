@@ -1,0 +1,219 @@
+"""Measured recovery from training logs (``spec-check lint --recovery-log FILE``): REC-02.
+
+REC-02 bounds the time from a GPU failure to resumed training (``recovery_bound``). A
+config can only say whether recovery is *possible*; a log of a real failure says how long
+it *took*. This module reads one or more logs and finds incidents:
+
+* a **failure**: the first line of one (later failure lines before training resumes are
+  the same incident's cascade): torch elastic's ``failed (exitcode: N) local_rank: ...``
+  (``torch.distributed.elastic.multiprocessing.api``) and ``Worker group FAILED`` (the
+  agent), the NCCL watchdog's ``Watchdog caught collective operation timeout``, ``CUDA
+  error``, an NVIDIA ``NVRM: Xid (PCI:...)`` line;
+* the **resume**: the first training-step line after it (the spec says resumed
+  *training*, so a rendezvous or a checkpoint load does not count): Megatron-LM's
+  ``iteration N/ M |`` (also NeMo's ``iteration N/M |``), torchtitan's ``step: N  loss:``,
+  HF Trainer's ``{'loss': ...}`` dict line.
+
+Only lines with a timestamp are timed (others are passed over): ``[2024-05-01
+12:00:00,123]`` (torch elastic before 2.4, Megatron ``[2024-05-01 12:00:00]``), ISO
+``2024-05-01 12:00:00,123`` / ``2024-05-01T12:00:00.123Z`` anywhere near the start of the
+line (after ``[rank0]:[titan] `` or an ``srun -l`` label), and glog's ``E0724
+20:47:36.140000`` (torch >= 2.4, ProcessGroupNCCL), which has no year: it takes the year
+of the nearest dated line before it in the same file (else the file's first dated line).
+Times with an offset (``Z``, ``+02:00``) are converted to UTC; others are taken as
+written, so logs of one run should share one clock.
+
+The events of all logs are merged in time order, so a restart that writes a new log file
+(Slurm requeue, a torchrun attempt directory) still pairs with the failure before it.
+A failure not followed by a step line is "not resumed in these logs": an error value,
+never a pass. A log that cannot be read is an error item naming the file.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from validator.facts.document import Fact, error, item, items, value
+
+# a log is read whole; real logs are often larger than a config (source.MAX_BYTES), so the
+# cap is higher, and a bigger log is an error naming how to cut the excerpt around a failure
+MAX_LOG_BYTES = 64 * 1024 * 1024
+HEAD = 96  # a timestamp is looked for in the first characters of a line only
+
+NOT_GIVEN = "no training log given (--recovery-log FILE)"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ISO = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?"
+)
+# glog: severity letter, MMDD, time; at line start or after "[rank0]:[" / ":" / space
+_GLOG = re.compile(r"(?:^|[\[:\s])[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d+)\b")
+
+FAILURE = re.compile(
+    r"failed \(exitcode: -?\d+\)"
+    r"|Worker group FAILED"
+    r"|\[\w+\] Worker group failed"
+    r"|Watchdog caught collective operation timeout"
+    r"|CUDA error"
+    r"|\bNVRM: Xid \(|\bXid \(PCI:"
+)
+STEP = re.compile(
+    r"\biteration\s+\d+\s*/\s*\d+\s*\|"      # Megatron-LM, NeMo
+    r"|(?<!validate )\bstep:\s*\d+\s+loss:"  # torchtitan (not its validation line)
+    r"|\{'loss': "                           # HF Trainer's logged dict
+)
+
+
+class LogError(Exception):
+    """A log that cannot be read: the message names the problem (the caller the file)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    time: datetime
+    file: str
+    line: int
+    text: str
+    failure: bool
+
+
+def read_log(path: Path) -> str:
+    """The log's text: a regular file of UTF-8 text, at most MAX_LOG_BYTES."""
+    try:
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise LogError("is a directory, not a training log")
+        if not stat.S_ISREG(st.st_mode):
+            # opening a FIFO blocks until a writer comes; a device may never end
+            raise LogError("not a regular file (a FIFO, socket or device)")
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_LOG_BYTES + 1)
+    except LogError:
+        raise
+    except OSError as exc:
+        raise LogError(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_LOG_BYTES:
+        raise LogError(f"larger than {MAX_LOG_BYTES // 2**20} MiB; pass the part around the "
+                       "failure (e.g. grep -n -A5000 'exitcode' LOG > excerpt.log)")
+    if b"\x00" in raw[:8192]:
+        raise LogError("binary data, not a text log")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise LogError(f"line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return text.removeprefix("\ufeff")
+
+
+def _fraction(digits: str | None) -> int:
+    """Microseconds of a fraction written with any number of digits (glog writes 9)."""
+    return int((digits or "0")[:6].ljust(6, "0"))
+
+
+def _iso(m: re.Match[str]) -> datetime | None:
+    y, mo, d, h, mi, s, frac, tz = m.groups()
+    try:
+        t = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), _fraction(frac))
+    except ValueError:
+        return None
+    if tz:
+        off = timedelta(0)
+        if tz != "Z":
+            sign = -1 if tz[0] == "-" else 1
+            hh, mm = tz[1:3], tz[-2:]
+            off = sign * timedelta(hours=int(hh), minutes=int(mm))
+        t = (t.replace(tzinfo=timezone(off)).astimezone(timezone.utc)).replace(tzinfo=None)
+    return t
+
+
+def events(text: str, file: str) -> list[Event]:
+    """The timestamped failure and step lines of one log, in file order."""
+    out: list[Event] = []
+    year: int | None = None
+    first_dated = _ISO.search(text)
+    fallback_year = int(first_dated.group(1)) if first_dated else 2000  # 2000: has Feb 29
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = _ANSI.sub("", raw) if "\x1b" in raw else raw
+        is_failure = FAILURE.search(line) is not None
+        is_step = not is_failure and STEP.search(line) is not None
+        head = line[:HEAD]
+        t: datetime | None = None
+        m = _ISO.search(head)
+        if m is not None:
+            t = _iso(m)
+            if t is not None:
+                year = t.year
+        elif is_failure or is_step:
+            g = _GLOG.search(head)
+            if g is not None:
+                mo, d, h, mi, s, frac = g.groups()
+                try:
+                    t = datetime(year or fallback_year, int(mo), int(d), int(h), int(mi),
+                                 int(s), _fraction(frac))
+                except ValueError:
+                    t = None
+        if t is None or not (is_failure or is_step):
+            continue
+        out.append(Event(t, file, n, line.strip()[:160], is_failure))
+    return out
+
+
+def incidents(evs: list[Event]) -> list[tuple[Event, Event | None]]:
+    """(failure, resume or None) pairs over events merged in time order. Failure lines
+    before the resume belong to the first failure's incident (the cascade of one fault)."""
+    out: list[tuple[Event, Event | None]] = []
+    open_: Event | None = None
+    for e in sorted(evs, key=lambda e: e.time):  # stable: file order among equal times
+        if e.failure:
+            if open_ is None:
+                open_ = e
+        elif open_ is not None:
+            out.append((open_, e))
+            open_ = None
+    if open_ is not None:
+        out.append((open_, None))
+    return out
+
+
+def _where(e: Event) -> str:
+    return f"{e.file}:{e.line}"
+
+
+def measured(paths: list[Path]) -> Fact:
+    """``job.recovery.measured``: one item per incident (seconds from failure to the first
+    training step after it), at the failure line; a log that cannot be read is an error
+    item of its own, so the other logs still count."""
+    if not paths:
+        return value(None, source=NOT_GIVEN)
+    members: list[dict[str, Any]] = []
+    evs: list[Event] = []
+    for p in paths:
+        try:
+            evs += events(read_log(p), str(p))
+        except LogError as exc:
+            members.append(item(str(p), {"recovery": error(f"{p}: {exc}", source=str(p))}))
+    for fail, resume in incidents(evs):
+        loc = {"file": fail.file, "line": fail.line}
+        fields: dict[str, Fact] = {"failure": value(fail.text, location=loc)}
+        if resume is None:
+            rec: Fact = error(f"not resumed in the log(s): no timestamped training step after "
+                              f"the failure at {_where(fail)}", source=fail.text)
+            rec["location"] = loc
+        else:
+            secs = (resume.time - fail.time).total_seconds()
+            src = f"{fail.text} -> resumed {_where(resume)}: {resume.text}"
+            if secs < 0:  # not reachable after sorting; kept as a guard, never a pass
+                rec = error("resumed step before the failure", source=src)
+                rec["location"] = loc
+            else:
+                rec = value(round(secs, 3), unit="sec", source=src, location=loc)
+            fields["resumed"] = value(resume.text, location={"file": resume.file,
+                                                             "line": resume.line})
+        fields["recovery"] = rec
+        members.append(item(_where(fail), fields))
+    return items(members, source=", ".join(str(p) for p in paths))
