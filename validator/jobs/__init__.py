@@ -83,7 +83,7 @@ def document(model: Any) -> Document:
 
     facts = model.facts()
     # from logs, not configs: `lint --recovery-log` replaces it; null says which option
-    facts.setdefault("job.recovery.measured", value(None, source=NOT_GIVEN))
+    facts["job.recovery.measured"] = value(None, source=NOT_GIVEN)
     doc = new_document(
         "job",
         model.name,

@@ -76,6 +76,7 @@ FACTS: dict[str, str | None] = {
     "job.recovery.requeue": None,
     "job.recovery.detection_timeout": "sec",
     "job.recovery.signal_lead": "sec",
+    "job.recovery.measured": None,  # from logs (recovery_log.py), set in jobs.document()
     "job.comm.nccl_algo": None,
     "job.comm.nccl_algo_pinned": None,
     "job.comm.nccl_discouraged": None,
