@@ -197,3 +197,30 @@ def test_cli_missing_log_is_exit_2_in_one_line(tmp_path: Path, job: Path) -> Non
     r = spec_check("lint", str(job), "--recovery-log", str(tmp_path / "nope.log"))
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "nope.log" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_straggling_step_after_the_failure_is_no_resume(tmp_path: Path) -> None:
+    """A surviving rank logs its next step before it notices the fault: that is not resumed
+    training, so it must not end the incident (and pass it) early."""
+    lines = megatron_elastic_log("2024-05-01 12:03:00").splitlines()
+    lines.insert(5, _megatron("2024-05-01 12:00:11", 101))  # rank 0's next step, no restart yet
+    log = write(tmp_path, "train.log", "\n".join(lines) + "\n")
+    it = only(measured([log]))
+    assert it["fields"]["recovery"]["value"] == 170.0  # 12:00:10 -> 12:03:00, not 1 s
+    alone = write(tmp_path, "cut.log", "\n".join(lines[:7]) + "\n")  # the straggler, no resume
+    assert "not resumed" in only(measured([alone]))["fields"]["recovery"]["error"]
+
+
+def test_hf_resume_is_recognised_by_its_restart_marker(tmp_path: Path) -> None:
+    """HF Trainer's logged dict carries no step number: the resume is the first one after
+    the Trainer says it continues from a checkpoint."""
+    text = "\n".join([
+        "2024-05-01 12:00:00,000 - INFO - {'loss': 1.93, 'grad_norm': 0.8, 'learning_rate': 2e-05, 'epoch': 0.5}",
+        "[2024-05-01 12:00:05,000] torch.distributed.elastic.multiprocessing.api: [ERROR] "
+        "failed (exitcode: 1) local_rank: 0 (pid: 7) of binary: /usr/bin/python3",
+        "2024-05-01 12:00:06,000 - INFO - {'loss': 1.92, 'grad_norm': 0.8, 'learning_rate': 2e-05, 'epoch': 0.51}",
+        "  Continuing training from checkpoint, will skip to saved global_step",
+        "2024-05-01 12:01:05,000 - INFO - {'loss': 1.91, 'grad_norm': 0.8, 'learning_rate': 2e-05, 'epoch': 0.52}",
+    ]) + "\n"
+    rec = only(measured([write(tmp_path, "hf.log", text)]))["fields"]["recovery"]
+    assert rec["value"] == 60.0

@@ -9,8 +9,10 @@ it *took*. This module reads one or more logs and finds incidents:
   (``torch.distributed.elastic.multiprocessing.api``) and ``Worker group FAILED`` (the
   agent), the NCCL watchdog's ``Watchdog caught collective operation timeout``, ``CUDA
   error``, an NVIDIA ``NVRM: Xid (PCI:...)`` line;
-* the **resume**: the first training-step line after it (the spec says resumed
-  *training*, so a rendezvous or a checkpoint load does not count): Megatron-LM's
+* the **resume**: the first training-step line after it that shows a restart (a restart
+  marker after the failure, or a step number not past the last one before it; a
+  straggling rank's next step is not a resume). The spec says resumed *training*, so a
+  rendezvous or a checkpoint load ends no incident by itself: Megatron-LM's
   ``iteration N/ M |`` (also NeMo's ``iteration N/M |``), torchtitan's ``step: N  loss:``,
   HF Trainer's ``{'loss': ...}`` dict line.
 
@@ -69,6 +71,16 @@ STEP = re.compile(
 )
 
 
+# the job restarted: torch elastic's agent, checkpoint loads (Megatron, torchtitan), HF
+# Trainer's resume. Used only to tell a resumed step from a straggler's last step.
+RESTART = re.compile(
+    r"Rendezvous complete for workers|Starting worker group"
+    r"|[Ll]oading (?:the )?checkpoint|successfully loaded checkpoint"
+    r"|Continuing training from"
+)
+_STEP_NO = re.compile(r"\biteration\s+(\d+)\s*/|\bstep:\s*(\d+)")
+
+
 class LogError(Exception):
     """A log that cannot be read: the message names the problem (the caller the file)."""
 
@@ -80,6 +92,8 @@ class Event:
     line: int
     text: str
     failure: bool
+    step: int | None = None  # the training step a step line names (None: HF's dict line)
+    restart: bool = False  # a restart marker, not a step
 
 
 def read_log(path: Path) -> str:
@@ -137,10 +151,12 @@ def events(text: str, file: str) -> list[Event]:
     year: int | None = None
     first_dated = _ISO.search(text)
     fallback_year = int(first_dated.group(1)) if first_dated else 2000  # 2000: has Feb 29
+    last: datetime | None = None  # an untimed restart marker comes after the last timed line
     for n, raw in enumerate(text.splitlines(), 1):
         line = _ANSI.sub("", raw) if "\x1b" in raw else raw
         is_failure = FAILURE.search(line) is not None
         is_step = not is_failure and STEP.search(line) is not None
+        is_restart = not is_failure and not is_step and RESTART.search(line) is not None
         head = line[:HEAD]
         t: datetime | None = None
         m = _ISO.search(head)
@@ -157,24 +173,46 @@ def events(text: str, file: str) -> list[Event]:
                                  int(s), _fraction(frac))
                 except ValueError:
                     t = None
+        if t is not None:
+            last = t
+        when = t if t is not None else last
+        if is_restart and when is not None:
+            out.append(Event(when, file, n, line.strip()[:160], False, restart=True))
+            continue
         if t is None or not (is_failure or is_step):
             continue
-        out.append(Event(t, file, n, line.strip()[:160], is_failure))
+        step = None
+        if is_step:
+            m_no = _STEP_NO.search(line)
+            step = int(m_no.group(1) or m_no.group(2)) if m_no else None
+        out.append(Event(t, file, n, line.strip()[:160], is_failure, step))
     return out
 
 
 def incidents(evs: list[Event]) -> list[tuple[Event, Event | None]]:
     """(failure, resume or None) pairs over events merged in time order. Failure lines
-    before the resume belong to the first failure's incident (the cascade of one fault)."""
+    before the resume belong to the first failure's incident (the cascade of one fault).
+
+    A step line after a failure is the resume only if training visibly restarted: a restart
+    marker came after the failure, or the step is not past the last step before it (the
+    job went back to a checkpoint). A surviving rank's straggling step (the next step
+    number, before anything restarted) would otherwise end the incident early and pass it."""
     out: list[tuple[Event, Event | None]] = []
     open_: Event | None = None
+    restarted = False
+    top: int | None = None  # the highest step number seen outside an open incident
     for e in sorted(evs, key=lambda e: e.time):  # stable: file order among equal times
         if e.failure:
             if open_ is None:
-                open_ = e
-        elif open_ is not None:
+                open_, restarted = e, False
+        elif e.restart:
+            restarted = restarted or open_ is not None
+        elif open_ is None:
+            top = e.step if e.step is not None and (top is None or e.step > top) else top
+        elif restarted or (e.step is not None and top is not None and e.step <= top):
             out.append((open_, e))
             open_ = None
+            top = e.step if e.step is not None else top
     if open_ is not None:
         out.append((open_, None))
     return out
