@@ -111,8 +111,10 @@ class Finding:
     @property
     def waived(self) -> bool:
         """Under an active waiver: still shown as observed, but out of the verdict. The one
-        definition every verdict, renderer and diff uses (an expired waiver changes nothing)."""
-        return bool(self.waiver and self.waiver.get("active"))
+        definition every verdict, renderer and diff uses (an expired waiver changes nothing).
+        Only a fail or warn: an error is an unknown, which no waiver accepts, even one a
+        result recorded by an older version carries."""
+        return bool(self.waiver and self.waiver.get("active")) and self.status in (Status.FAIL, Status.WARN)
 
     @property
     def against_verdict(self) -> bool:

@@ -87,6 +87,9 @@ def check_result(data: Any, where: str) -> dict[str, Any]:
             raise SpecCheckError(
                 f'"{key}" missing or not a JSON {kind.__name__} (truncated?)', file=where
             )
+    params = data.get("parameters", {})
+    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+        raise SpecCheckError('"parameters" is not an object of {value, origin} objects', file=where)
     for name in ("subjects", "rules", "requirements"):
         if not isinstance(data.get(name, []), list):
             raise SpecCheckError(f'"{name}" is not a list', file=where)

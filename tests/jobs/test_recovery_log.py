@@ -43,7 +43,7 @@ def megatron_elastic_log(resume: str) -> str:
         "[default] Worker group FAILED. 2/3 attempts left; will restart worker group",
         "[2024-05-01 12:00:20,000] torch.distributed.elastic.rendezvous.dynamic_rendezvous: "
         "[INFO] The node 'n1' has joined round 1 of the rendezvous 'job' as rank 0",
-        " iteration      100/   10000 | consumed samples: 25600 | (no timestamp: not timed)",
+        " loading checkpoint from /ckpt/gpt at iteration 100",  # untimed restart marker
         _megatron(resume, 100),
         _megatron("2024-05-01 12:30:00", 101),
     ]) + "\n"
@@ -60,6 +60,7 @@ def titan_glog_log() -> str:
         "E0620 19:13:42.140000 1237 torch/distributed/elastic/multiprocessing/api.py:869] "
         "failed (exitcode: -6) local_rank: 3 (pid: 1734) of binary: /usr/bin/python3",
         "[rank0]:[titan] 2025-06-20 19:14:00,000 - root - INFO - validate step:  10  loss: 2.0",
+        "[rank0]:[titan] 2025-06-20 19:18:30,000 - root - INFO - Loading the checkpoint at step 10.",
         "[rank0]:[titan] 2025-06-20 19:18:40,426 - root - INFO - \x1b[31mstep: 10  "
         "\x1b[32mloss:  9.3400  \x1b[33mmemory: 48.91GiB(51.52%)  tps: 512",
     ]) + "\n"
@@ -84,7 +85,7 @@ def test_megatron_45s_recovery_is_measured_from_the_first_failure_line(tmp_path:
     # the elastic "failed (exitcode" line (5); the "Worker group FAILED" is the same incident
     assert rec["location"] == {"file": str(log), "line": 5}
     assert it["id"] == f"{log}:5"
-    assert it["fields"]["resumed"]["location"]["line"] == 10  # not the untimed line 9
+    assert it["fields"]["resumed"]["location"]["line"] == 10  # after the checkpoint load (9)
     assert "failed (exitcode: -6)" in rec["source"]
 
 
@@ -103,10 +104,27 @@ def test_failure_never_resumed_is_an_error_value(tmp_path: Path) -> None:
     assert "not resumed" in rec["error"] and rec["location"]["line"] == 5
 
 
-def test_lines_without_timestamps_are_not_timed(tmp_path: Path) -> None:
+def test_a_failure_that_cannot_be_timed_is_an_error_not_a_skip(tmp_path: Path) -> None:
+    """A log in a format this reader does not date still shows a failure: its recovery is
+    unknown (an error), never "no failure in the log"."""
     text = ("failed (exitcode: 1) local_rank: 0 (pid: 7) of binary: python\n"
             " iteration      100/   10000 | consumed samples: 25600 |\n")
-    assert measured([write(tmp_path, "plain.log", text)])["items"] == []
+    rec = only(measured([write(tmp_path, "plain.log", text)]))["fields"]["recovery"]
+    assert "cannot be measured" in rec["error"] and rec["location"]["line"] == 1
+
+
+def test_the_same_step_from_another_rank_is_no_resume(tmp_path: Path) -> None:
+    """Every rank may log step 10: one logged just after the failure is a duplicate, not
+    training resumed from a checkpoint."""
+    text = "\n".join([
+        "[rank0]:[titan] 2025-06-20 19:13:39,900 - root - INFO - step: 10  loss: 9.3",
+        "[rank1]:[titan] 2025-06-20 19:13:40,000 - root - ERROR - CUDA error: an illegal memory access",
+        "[rank2]:[titan] 2025-06-20 19:13:40,200 - root - INFO - step: 10  loss: 9.3",
+        "[rank0]:[titan] 2025-06-20 19:24:50,000 - root - INFO - Loading the checkpoint at step 10.",
+        "[rank0]:[titan] 2025-06-20 19:25:00,000 - root - INFO - step: 11  loss: 9.2",
+    ]) + "\n"
+    rec = only(measured([write(tmp_path, "ranks.log", text)]))["fields"]["recovery"]
+    assert rec["value"] == 680.0
 
 
 def test_restart_in_a_second_log_pairs_with_the_failure_in_the_first(tmp_path: Path) -> None:

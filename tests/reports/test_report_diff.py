@@ -46,6 +46,7 @@ def test_report_on_real_result(tmp_path):
         ('{"schema": "spec-check/result/1"}', '"command" missing'),
         (None, "findings[0]: unknown status"),
         (None, 'findings[1]: "rule" missing'),
+        (None, '"parameters" is not an object'),
         (b"\xff\xfe\x00garbage", "not UTF-8"),
     ],
 )
@@ -55,6 +56,8 @@ def test_report_bad_input_exits_2(tmp_path, result_file, content, words):
         data = json.loads(result_file.read_text())
         if "unknown status" in words:
             data["findings"][0]["status"] = "maybe"
+        elif "parameters" in words:
+            data["parameters"] = None
         else:
             del data["findings"][1]["rule"]
         bad.write_text(json.dumps(data))

@@ -348,3 +348,13 @@ def test_waiver_matching_nothing_is_a_warning_and_recorded(tmp_path):
     used = write(tmp_path, "waivers:\n" + entry(id_="MEM-01.ecc-disabled", subject="*"))
     proc = spec_check("check", "--facts", f"tests/fixtures/facts/{FACTS}", "--waivers", used)
     assert "warning" not in proc.stderr
+
+
+def test_an_error_recorded_as_waived_by_an_older_version_still_counts():
+    """Results written before errors stopped being waivable may carry an active waiver on an
+    error: it is still an unknown, so it does not count as waived anywhere."""
+    from validator.model import summarize
+
+    f = replace(finding(status=Status.ERROR), waiver={"id": "NET-01", "active": True})
+    assert not f.waived and f.against_verdict
+    assert summarize((f,)).conformant is False

@@ -94,6 +94,7 @@ class Event:
     failure: bool
     step: int | None = None  # the training step a step line names (None: HF's dict line)
     restart: bool = False  # a restart marker, not a step
+    timed: bool = True  # False: an untimed failure line, placed at the last timed line before it
 
 
 def read_log(path: Path) -> str:
@@ -151,7 +152,8 @@ def events(text: str, file: str) -> list[Event]:
     year: int | None = None
     first_dated = _ISO.search(text)
     fallback_year = int(first_dated.group(1)) if first_dated else 2000  # 2000: has Feb 29
-    last: datetime | None = None  # an untimed restart marker comes after the last timed line
+    last: datetime | None = None  # an untimed line comes after the last timed line
+    pending: list[tuple[int, str]] = []  # restart markers before the file's first timed line
     for n, raw in enumerate(text.splitlines(), 1):
         line = _ANSI.sub("", raw) if "\x1b" in raw else raw
         is_failure = FAILURE.search(line) is not None
@@ -173,11 +175,24 @@ def events(text: str, file: str) -> list[Event]:
                                  int(s), _fraction(frac))
                 except ValueError:
                     t = None
+        text_ = line.strip()[:160]
         if t is not None:
             last = t
-        when = t if t is not None else last
-        if is_restart and when is not None:
-            out.append(Event(when, file, n, line.strip()[:160], False, restart=True))
+            # a requeued run's "loading checkpoint" before its first timed line: it happened
+            # before this line, and the file order keeps it first among equal times
+            out += [Event(t, file, k, txt, False, restart=True) for k, txt in pending]
+            pending = []
+        if is_restart:
+            if last is None:
+                pending.append((n, text_))
+            else:
+                out.append(Event(last, file, n, text_, False, restart=True))
+            continue
+        if is_failure and t is None:
+            # untimed (a format this reader does not date, or a cascade's traceback line):
+            # placed at the last timed line, which only lengthens the measured recovery;
+            # with none before it, the failure cannot be timed at all (an error, never a skip)
+            out.append(Event(last or datetime.min, file, n, text_, True, timed=last is not None))
             continue
         if t is None or not (is_failure or is_step):
             continue
@@ -185,7 +200,7 @@ def events(text: str, file: str) -> list[Event]:
         if is_step:
             m_no = _STEP_NO.search(line)
             step = int(m_no.group(1) or m_no.group(2)) if m_no else None
-        out.append(Event(t, file, n, line.strip()[:160], is_failure, step))
+        out.append(Event(t, file, n, text_, is_failure, step))
     return out
 
 
@@ -194,9 +209,10 @@ def incidents(evs: list[Event]) -> list[tuple[Event, Event | None]]:
     before the resume belong to the first failure's incident (the cascade of one fault).
 
     A step line after a failure is the resume only if training visibly restarted: a restart
-    marker came after the failure, or the step is not past the last step before it (the
-    job went back to a checkpoint). A surviving rank's straggling step (the next step
-    number, before anything restarted) would otherwise end the incident early and pass it."""
+    marker came after the failure, or the step is below the last step before it (the job
+    went back to a checkpoint). A surviving rank's straggling step (the same or the next
+    step number, before anything restarted) would otherwise end the incident early and
+    pass it."""
     out: list[tuple[Event, Event | None]] = []
     open_: Event | None = None
     restarted = False
@@ -209,7 +225,7 @@ def incidents(evs: list[Event]) -> list[tuple[Event, Event | None]]:
             restarted = restarted or open_ is not None
         elif open_ is None:
             top = e.step if e.step is not None and (top is None or e.step > top) else top
-        elif restarted or (e.step is not None and top is not None and e.step <= top):
+        elif restarted or (e.step is not None and top is not None and e.step < top):
             out.append((open_, e))
             open_ = None
             top = e.step if e.step is not None else top
@@ -235,7 +251,13 @@ def measured(paths: list[Path]) -> Fact:
             evs += events(read_log(p), str(p))
         except LogError as exc:
             members.append(item(str(p), {"recovery": error(f"{p}: {exc}", source=str(p))}))
-    for fail, resume in incidents(evs):
+    for e in evs:
+        if not e.timed:
+            rec0 = error(f"a failure at {_where(e)} has no timestamp this reader knows, and no timed "
+                         f"line comes before it: its recovery cannot be measured", source=e.text)
+            rec0["location"] = {"file": e.file, "line": e.line}
+            members.append(item(_where(e), {"recovery": rec0}))
+    for fail, resume in incidents([e for e in evs if e.timed]):
         loc = {"file": fail.file, "line": fail.line}
         fields: dict[str, Fact] = {"failure": value(fail.text, location=loc)}
         if resume is None:
