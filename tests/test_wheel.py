@@ -32,14 +32,17 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
     vpy = venv / "bin" / "python"
     site = subprocess.run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    # the dependencies come from this venv's site-packages; a .pth line adds the directory only
-    # (its own .pth files, among them the editable install's, are not processed), after the wheel
-    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(vpy), "install", "--no-deps",
-                              "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
+                              "--no-index", "--force-reinstall", str(wheel)],
+                             capture_output=True, text=True, timeout=300)
     if install.returncode != 0 and "no such option: --python" in install.stderr:
         pytest.skip("pip too old for --python")
     assert install.returncode == 0, install.stderr[-2000:]
+    # the dependencies come from this venv's site-packages; a .pth line adds the directory only
+    # (its own .pth files, among them the editable install's, are not processed), after the
+    # wheel. Written after the install: where this venv holds a non-editable spec-check (CI),
+    # pip would otherwise see it through the line and not install the wheel at all
+    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
