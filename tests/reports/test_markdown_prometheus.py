@@ -210,3 +210,14 @@ def test_markdown_verdict_names_a_non_default_profile_and_fleet_summary():
     assert "2 of 3 hosts probed, 1 could not be probed (n3: ssh: timed out)" in text
     assert "throughput 196.2 to 391.7 Gb/s" in text
     assert "failing (1 waived)" in text
+
+
+def test_remediation_code_spans_stay_code_in_markdown() -> None:
+    """A fix's commands render as code on GitHub, not as escaped backticks; the rest of the
+    text is still escaped, and an unpaired backtick stays literal text."""
+    from validator.renderers.markdown import prose
+
+    fix = "Set `* - memlock unlimited` in limits.conf, or `--ulimit memlock=-1` for <containers>"
+    assert prose(fix) == "Set `* - memlock unlimited` in limits.conf, or `--ulimit memlock=-1` for \\<containers\\>"
+    assert prose("use `a|b` now") == "use `a\\|b` now"  # a pipe would split the table cell
+    assert prose("one ` tick") == "one \\` tick"

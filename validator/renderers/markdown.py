@@ -37,9 +37,21 @@ _RESERVE = 9_000  # kept for the folded summary, waivers and coverage after the 
 
 def cell(value: object) -> str:
     """Text safe inside a GFM table cell: escapes, no newlines, no raw HTML, no pipes."""
-    text = "" if value is None else str(value)
+    return _escape("" if value is None else str(value)).strip()
+
+
+def _escape(text: str) -> str:
     text = text.replace("&", "&amp;").replace("\r", "").replace("\n", " ")
-    return _MD_SPECIAL.sub(r"\\\1", text).strip()
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def prose(value: object) -> str:
+    """Rule text for a table cell: its `code` spans stay code spans (the remediation's
+    commands), the rest is escaped like any cell. An unpaired backtick is plain text."""
+    parts = ("" if value is None else str(value)).split("`")
+    if len(parts) % 2 == 0:  # odd number of backticks: no spans to trust
+        return cell(value)
+    return "".join(code(p) if i % 2 else _escape(p) for i, p in enumerate(parts)).strip()
 
 
 def code(value: object) -> str:
@@ -141,7 +153,7 @@ class MarkdownRenderer:
                 fix = f.remediation if f.status is not Status.ERROR else f.message
                 row = (
                     f"| {icon} {f.status.value} | {code(f.rule)} | {cell(_where(f))} | {cell(f.observed)} | "
-                    f"{cell(f.expected)} | {cell(fix)} |\n"
+                    f"{cell(f.expected)} | {prose(fix)} |\n"
                 )
                 if not w.fits(row, _RESERVE):
                     break
