@@ -200,3 +200,10 @@ def test_rule_files_named_yml_are_loaded_too(tmp_path: Path) -> None:
     with pytest.raises(RuleFileError, match="named pack.yaml, not pack.yml") as exc:
         load_pack(SPEC, CATALOGUE, pack_path=d)
     assert exc.value.file == str(d / "pack.yml")
+
+
+def test_a_quoted_number_on_a_plain_number_fact_says_so(tmp_path: Path) -> None:
+    """`value: "8"` on gpu.count is a typo for 8: the load error says that, not "has a unit"."""
+    text = GOOD_RULE.replace("fact: memory.shm_size", "fact: gpu.count").replace('"1 GiB"', '"8"')
+    with pytest.raises(RuleFileError, match='"8" is a quoted number, but .* write 8 without quotes'):
+        load_pack(SPEC, CATALOGUE, pack_path=_pack(tmp_path, text))

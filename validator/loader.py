@@ -511,6 +511,9 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
     if info.type in _NUMERIC and isinstance(value, str) and value[:1].isdigit():
         q = _quantity(value, loc)
         if want is None:
+            if q.dimension == "count" and value.strip().replace(".", "", 1).isdigit():
+                raise _Problem(f'"{value}" is a quoted number, but {what} is a plain number: '
+                               f"write {value.strip()} without quotes", loc)
             raise _Problem(f'"{value}" has a unit, but {what} has none', loc)
         if q.dimension != want:
             raise _Problem(f'"{value}" is a {q.dimension}, but {what} is {want} ({info.unit})', loc)
