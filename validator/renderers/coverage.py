@@ -238,7 +238,9 @@ def fleet_summary(report: Report) -> list[str]:
     if isinstance(pairs, dict) and pairs.get("measured"):
         lo, hi = pairs.get("throughput_min_gbps"), pairs.get("throughput_max_gbps")
         rounds = pairs.get("rounds")
-        text = f"{pairs['measured']} pairs measured" + (f" in {rounds} rounds" if rounds else "")
+        n = pairs["measured"]
+        text = f"{n} pair{'s' if n != 1 else ''} measured" + (
+            f" in {rounds} round{'s' if rounds != 1 else ''}" if rounds else "")
         if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
             text += f", throughput {lo:g} to {hi:g} Gb/s"
         out.append(text)
