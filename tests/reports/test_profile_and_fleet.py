@@ -110,3 +110,18 @@ def test_fleet_summary_in_terminal_and_html():
         assert "2 of 3 hosts probed, 1 could not be probed (n3: ssh: connect timed out)" in text
         assert "2 pairs measured in 2 rounds, throughput 196.2 to 391.7 Gb/s" in text
     assert "hosts probed" not in terminal(make_report())
+
+
+def test_job_inputs_are_not_called_a_relaxed_profile():
+    """--set step_time (a parameter the spec leaves unset) is an input about the job; a
+    changed threshold is a non-default profile and names the spec's default."""
+    from validator.renderers.coverage import profile_note
+
+    inputs = make_report(parameters={"step_time": {"value": "2", "origin": "--set", "default": "unset"}})
+    assert profile_note(inputs) == "with job inputs (step_time = 2 (--set))"
+    both = make_report(parameters={
+        "step_time": {"value": "2", "origin": "--set", "default": "unset"},
+        "fabric_port_rate": {"value": "200 Gb/s", "origin": "--set", "default": "400 Gb/s"},
+    })
+    assert profile_note(both) == ("under a non-default profile (fabric_port_rate = 200 Gb/s (--set; spec default "
+                                  "400 Gb/s)) with job inputs (step_time = 2 (--set))")

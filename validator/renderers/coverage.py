@@ -190,18 +190,29 @@ def non_default(report: Report) -> dict[str, dict[str, Any]]:
 
 
 def profile_note(report: Report, key: Callable[[Any], str] = str, text: Callable[[Any], str] = str) -> str:
-    """``""`` under spec defaults; else ``under a non-default profile (k = v (origin); ...)``,
-    so a verdict reached under relaxed thresholds never reads as plain conformance.
+    """``""`` under spec defaults; else ``under a non-default profile (k = v (origin; spec
+    default d); ...)``, so a verdict reached under changed thresholds never reads as plain
+    conformance. A parameter the spec leaves unset (``step_time``, ``gpu_count``) is an input
+    about the job, not a relaxed threshold: it reads ``with job inputs (...)``.
     ``key`` and ``text`` render names and values for the output (Markdown: code spans, cells)."""
     changed = non_default(report)
     if not changed and not report.profile:
         return ""
-    what = "; ".join(
-        f"{key(k)} = {text(v.get('value'))} ({text(v.get('origin'))}"
-        + (f"; spec default {text(v['default'])})" if "default" in v else ")")
-        for k, v in changed.items()
-    )
-    return f"under a non-default profile ({what or key(report.profile)})"
+
+    def one(k: str, v: dict[str, Any]) -> str:
+        default = v.get("default")
+        tail = f"; spec default {text(default)}" if default not in (None, "unset") else ""
+        return f"{key(k)} = {text(v.get('value'))} ({text(v.get('origin'))}{tail})"
+
+    inputs = {k: v for k, v in changed.items() if v.get("default") == "unset"}
+    relaxed = {k: v for k, v in changed.items() if k not in inputs}
+    notes = []
+    if relaxed or report.profile:
+        what = "; ".join(one(k, v) for k, v in relaxed.items())
+        notes.append(f"under a non-default profile ({what or key(report.profile)})")
+    if inputs:
+        notes.append("with job inputs (" + "; ".join(one(k, v) for k, v in inputs.items()) + ")")
+    return " ".join(notes)
 
 
 def pass_line_gbps(report: Report) -> float | None:
