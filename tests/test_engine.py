@@ -19,6 +19,7 @@ def _one(findings: list, rule: str):  # type: ignore[no-untyped-def]
 def test_missing_fact_is_an_error_not_a_pass() -> None:
     f = _one(run_rules({}, select=("MEM-02.shm-small",)), "MEM-02.shm-small")
     assert f.status is Status.ERROR and "was not gathered" in f.message
+    assert "re-record it with this version" in f.message  # the usual cause: an older recording
 
 
 def test_error_value_carries_reason_and_source() -> None:

@@ -206,10 +206,17 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
     return _Resolved(raw, format_value(raw, unit))
 
 
+def _not_gathered(what: str) -> str:
+    """A fact the document lacks. The probe writes every fact of its catalogue (an error value
+    when it cannot read one), so a missing one almost always means a recording made by an
+    older spec-check, before the fact existed: say how to get it."""
+    return f"{what} was not gathered (not in the facts document: re-record it with this version)"
+
+
 def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
                info: FactInfo | None = None) -> _Resolved:
     if f is None:
-        raise _Undecided(Status.ERROR, f"{what} was not gathered")
+        raise _Undecided(Status.ERROR, _not_gathered(what))
     if "error" in f:
         raise _Undecided(Status.ERROR, f"{what} could not be read: {f['error']}", f.get("source"))
     own = f.get("unit")
@@ -320,7 +327,7 @@ class _When:
         apart so a ``where`` with its own reason quotes the value whatever characters it has."""
         f = (fields or {}).get(self.name) if self.on_field else facts.get(self.name)
         if f is None:
-            raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {self.name} was not gathered")
+            raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {_not_gathered(self.name)}")
         if "error" in f:
             raise _Undecided(Status.ERROR, f"cannot tell whether the rule applies: {self.name}: {f['error']}",
                              f.get("source"))
@@ -402,7 +409,7 @@ class _Builder:
                     return self.make(Status.SKIP, self.static_expected(), reason, item=item)
             if fact is None:
                 what = f"{self.rule.field} of {item}" if item else self.rule.fact
-                raise _Undecided(Status.ERROR, f"{what} was not gathered")
+                raise _Undecided(Status.ERROR, _not_gathered(what))
             if "error" in fact:
                 raise _Undecided(Status.ERROR, f"could not be read: {fact['error']}", fact.get("source"))
             unit = _unit(fact, info)
