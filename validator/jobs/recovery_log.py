@@ -34,7 +34,6 @@ never a pass. A log that cannot be read is an error item naming the file.
 from __future__ import annotations
 
 import re
-import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -98,31 +97,16 @@ class Event:
 
 
 def read_log(path: Path) -> str:
-    """The log's text: a regular file of UTF-8 text, at most MAX_LOG_BYTES."""
+    """The log's text: a regular file of UTF-8 text, at most MAX_LOG_BYTES (the same bounded
+    read as a config's, with a higher cap)."""
+    from validator.jobs.source import ReadError, read_text
+
     try:
-        st = path.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise LogError("is a directory, not a training log")
-        if not stat.S_ISREG(st.st_mode):
-            # opening a FIFO blocks until a writer comes; a device may never end
-            raise LogError("not a regular file (a FIFO, socket or device)")
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_LOG_BYTES + 1)
-    except LogError:
-        raise
-    except OSError as exc:
-        raise LogError(f"cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_LOG_BYTES:
-        raise LogError(f"larger than {MAX_LOG_BYTES // 2**20} MiB; pass the part around the "
-                       "failure (e.g. grep -n -A5000 'exitcode' LOG > excerpt.log)")
-    if b"\x00" in raw[:8192]:
-        raise LogError("binary data, not a text log")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise LogError(f"line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return text.removeprefix("\ufeff")
+        return read_text(path, cap=MAX_LOG_BYTES, what="training log",
+                         too_big="pass the part around the failure "
+                                 "(e.g. grep -n -A5000 'exitcode' LOG > excerpt.log)")
+    except ReadError as exc:
+        raise LogError(f"line {exc.line}: {exc.message}" if exc.line else exc.message) from None
 
 
 def _fraction(digits: str | None) -> int:

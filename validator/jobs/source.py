@@ -62,23 +62,28 @@ class Tree:
         return None
 
 
-def read_text(path: Path) -> str:
-    """The file's text; ReadError for unreadable, huge, binary, non-UTF-8 or non-regular files."""
+def read_text(path: Path, *, cap: int = MAX_BYTES, what: str = "training config", too_big: str = "") -> str:
+    """The file's text; ReadError for unreadable, huge, binary, non-UTF-8 or non-regular files.
+
+    Every input a job is read from goes through here (configs, and training logs with their
+    own ``cap``), so each is bounded and refused the same way; ``what`` names the input in
+    the messages, ``too_big`` says what to do about a file over the cap."""
     import stat
 
+    big = f"larger than {cap // 2**20} MiB; {too_big or f'not a {what}'}"
     try:
         st = path.stat()
         if stat.S_ISDIR(st.st_mode):
             raise ReadError("is a directory")
         if not stat.S_ISREG(st.st_mode):
             # opening a FIFO blocks until a writer comes; a device may never end
-            raise ReadError("not a regular file (a FIFO, socket or device); not a training config")
-        if st.st_size > MAX_BYTES:
-            raise ReadError(f"larger than {MAX_BYTES // 2**20} MiB; not a training config")
+            raise ReadError(f"not a regular file (a FIFO, socket or device); not a {what}")
+        if st.st_size > cap:
+            raise ReadError(big)
         with path.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:  # grew since stat
-            raise ReadError(f"larger than {MAX_BYTES // 2**20} MiB; not a training config")
+            raw = fh.read(cap + 1)
+        if len(raw) > cap:  # grew since stat
+            raise ReadError(big)
     except ReadError:
         raise
     except IsADirectoryError:
@@ -86,7 +91,7 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise ReadError(f"cannot read: {exc.strerror or exc}") from None
     if b"\x00" in raw[:8192]:
-        raise ReadError("binary data, not a text config")
+        raise ReadError(f"binary data, not a text {what.split()[-1]}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
