@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, fields, replace
 from dataclasses import field as dc_field
@@ -23,7 +22,7 @@ from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError, UnknownRuleError
 from validator.operators import AGGREGATE_OPS, OPERATORS
 from validator.resources import rules_dir
-from validator.spec import FactInfo, Spec, plain
+from validator.spec import FactInfo, Spec, _json_native, plain
 from validator.units import parse_quantity
 from validator.yamlfile import line_of, load_yaml
 
@@ -148,23 +147,6 @@ _RUNTIME = SimpleNamespace(Check=Check, Condition=Condition, IfEmpty=IfEmpty, Ru
 
 class _NotPlain(Exception):
     """Not certainly valid as it stands: the pydantic models decide (and say why)."""
-
-
-_JSON_SCALARS = (str, int, bool, type(None))
-
-
-def _json_native(v: Any) -> bool:
-    """Values pydantic keeps and dumps unchanged: no dates, no NaN, no tuples."""
-    t = type(v)
-    if t in _JSON_SCALARS:
-        return True
-    if t is float:
-        return math.isfinite(v)
-    if isinstance(v, list):
-        return all(_json_native(x) for x in v)
-    if isinstance(v, dict):
-        return all(type(k) is str and _json_native(x) for k, x in v.items())
-    return False
 
 
 def _take(data: Any, required: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:

@@ -105,6 +105,8 @@ def _strs(d: dict[str, Any], *names: str) -> None:
 
 
 def _json_native(v: Any) -> bool:
+    """Values pydantic keeps and dumps unchanged: no dates, no NaN, no tuples (the plain
+    loaders of the spec and of rule packs accept nothing else)."""
     t = type(v)
     if t in (str, int, bool, type(None)):
         return True
