@@ -731,6 +731,7 @@ def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
     skip where only an unset parameter stands in the way)."""
     field = b.rule.field or ""
     values: dict[str, Any] = {}
+    weights: dict[str, int] = {}
     errors = [f"{m['id']}: {u.reason}" for m, u in undecided if u.status is not Status.SKIP]
     skipped = [u.reason for _, u in undecided if u.status is Status.SKIP]
     for m in members:
@@ -739,6 +740,9 @@ def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
             errors.append(f"{m['id']}: {f['error'] if f else 'not gathered'}")
         else:
             values[m["id"]] = f.get("value")
+            # an item that stands for several identical members (a fleet's value group,
+            # validator.cluster.groups: its id is their host list) counts each of them
+            weights[m["id"]] = m.get("members", 1)
     expected = _sentence(b.rule.check.op, b.label, "")
     if errors:
         return b.make(Status.ERROR, expected, "; ".join(errors[:5]) + (" ..." if len(errors) > 5 else ""),
@@ -749,15 +753,18 @@ def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
         return b.make(Status.SKIP, expected, f"no {b.label} to compare", fact=fact)
     ok = _test(b.rule.check.op, list(values.values()), None)
     groups: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
     for member, v in values.items():
-        groups.setdefault(format_value(v, None), []).append(member)
-    observed = "; ".join(f"{v} ({len(ms)})" for v, ms in sorted(groups.items(), key=lambda g: -len(g[1])))
+        text = format_value(v, None)
+        groups.setdefault(text, []).append(member)
+        counts[text] = counts.get(text, 0) + weights[member]
+    observed = "; ".join(f"{v} ({counts[v]})" for v in sorted(groups, key=lambda v: -counts[v]))
     if ok:
         return b.make(Status.PASS, expected, f"{b.label} is {observed}", fact=fact, value=values,
                       observed=observed)
     status = Status.FAIL if b.level == "MUST" else Status.WARN
-    minority = sorted(groups.items(), key=lambda g: len(g[1]))[0]
-    detail = f"{', '.join(minority[1][:10])} differ{'s' if len(minority[1]) == 1 else ''} ({minority[0]})"
+    fewest = sorted(groups, key=lambda v: counts[v])[0]
+    detail = f"{', '.join(groups[fewest][:10])} differ{'s' if counts[fewest] == 1 else ''} ({fewest})"
     return b.make(status, expected, f"{b.rule.summary.strip()}: {detail}", fact=fact, value=values,
                   observed=observed)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import marshal
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.model import FOLDED_VALUES, Finding, Status
@@ -68,7 +68,14 @@ def _refs(raw: Any, facts: set[str], fields: set[str]) -> None:
 
 def reads(rule: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(top-level facts, fields of ``rule.fact``'s items) that ``rule`` reads."""
-    facts: set[str] = {rule.fact}
+    whole, fields = reads_whole(rule)
+    return tuple(sorted(whole | {rule.fact})), tuple(sorted(fields))
+
+
+def reads_whole(rule: Any) -> tuple[set[str], set[str]]:
+    """(the facts ``rule`` reads whole: its conditions' and formulas', and its own where a
+    condition names no field; the fields of ``rule.fact``'s items it reads)."""
+    facts: set[str] = set()
     fields: set[str] = set()
     if rule.field:
         fields.add(rule.field)
@@ -85,7 +92,7 @@ def reads(rule: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
             facts.add(cond.fact)
         _refs(cond.value, facts, fields)
     _refs(rule.check.value, facts, fields)
-    return tuple(sorted(facts)), tuple(sorted(fields))
+    return facts, fields
 
 
 class _Parts:
@@ -198,6 +205,11 @@ class _Span:
         elif len(self.more) < 10_000:  # a count, bounded (serial numbers)
             self.more.add(text)
 
+    def key(self) -> tuple[Any, ...]:
+        """What the span says, as a key: spans of equal keys are interchangeable."""
+        return (self.n, type(self.lo), self.lo, type(self.hi), self.hi, self.lo_text, self.hi_text,
+                tuple(self.texts), tuple(sorted(self.more)))
+
     def merge(self, other: _Span, times: int = 1) -> None:
         self.n += other.n * times
         if other.lo is not None and (self.lo is None or other.lo < self.lo):
@@ -256,7 +268,11 @@ class _Fold:
             else:
                 self.runs += (first, last)
             self.last = last
+        # another chunk's spans (unpickled from a worker: new objects) count on an equal
+        # one of these: kept, each chunk's would be memory growing with the fleet
+        mine = {span.key(): span for span in self.counts}
         for span, n in other.counts.items():
+            span = mine.setdefault(span.key(), span)
             self.counts[span] = self.counts.get(span, 0) + n
         if len(self.counts) > SPANS_MAX:
             self.counts = {self.span(): 1}
@@ -415,7 +431,7 @@ class FleetEvaluator:
             key = tuple(fold.runs)
             count = sum(fold.runs[i + 1] - fold.runs[i] + 1 for i in range(0, len(fold.runs), 2))
             if key not in lists:
-                lists[key] = compress([names[h] for h in fold.hosts])
+                lists[key] = compress(_Named(names, fold.runs))
             info: dict[str, Any] = {
                 "subjects": count,
                 "verdicts": span.n,
@@ -445,6 +461,41 @@ class FleetEvaluator:
                 None, observed, None, f.unit, None, None, None, info,
             ))
         return out
+
+
+class _Named(Sequence):
+    """The names of a fold's hosts (``runs``: first, last, first, last, ...), each read
+    from ``names`` when asked for: ``hosts.compress`` reads them in order, without a list
+    of every host number and name."""
+
+    __slots__ = ("_names", "_runs", "_starts")
+
+    def __init__(self, names: Sequence[str], runs: list[int]):
+        self._names, self._runs = names, runs
+        self._starts = [0]
+        for i in range(0, len(runs), 2):
+            self._starts.append(self._starts[-1] + runs[i + 1] - runs[i] + 1)
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    def __getitem__(self, i: Any) -> Any:
+        import bisect
+
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("host index out of range")
+        run = bisect.bisect_right(self._starts, i) - 1
+        return self._names[self._runs[2 * run] + i - self._starts[run]]
+
+    def __iter__(self) -> Iterator[str]:
+        names, runs = self._names, self._runs
+        for i in range(0, len(runs), 2):
+            for h in range(runs[i], runs[i + 1] + 1):
+                yield names[h]
 
 
 def _on(f: Finding, subject: str) -> Finding:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.clock import now_utc
+from validator.cluster.rows import FactsFiles, HostSubjects, HostTable
 
 
 def replay(
@@ -60,88 +61,46 @@ def facts_files(paths: tuple[Path, ...]) -> FactsFiles:
     return files
 
 
-class FactsFiles(Sequence):
-    """The facts files, in order, each ``Path`` made when asked for (an item or a slice:
-    a list): what is kept a file is its name, not a ``Path`` (300 bytes a host, kept
-    through a 25,000-node replay)."""
+def host_names(names: Sequence[str], files: Sequence[Path]) -> Sequence[str]:
+    """Each node document's host name, by rule: its subject name (``names[k]``), or, where
+    documents share one, its file name (``files[k]``) without ``.json`` (whatever their
+    order); two files of one name and one subject are refused (exit 2), naming both.
+    Names that are all different come back as given (no copy, no table of them)."""
+    from itertools import pairwise
 
-    __slots__ = ("_names", "_parents", "_starts")
-
-    def __init__(self) -> None:
-        self._names: list[str] = []
-        self._parents: list[Path] = []
-        self._starts: list[int] = []
-
-    def add(self, parent: Path, names: list[str]) -> None:
-        self._starts.append(len(self._names))
-        self._parents.append(parent)
-        self._names.extend(names)
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def __getitem__(self, i: Any) -> Any:
-        import bisect
-
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self._names)
-        if not 0 <= i < len(self._names):
-            raise IndexError("file index out of range")
-        return self._parents[bisect.bisect_right(self._starts, i) - 1] / self._names[i]
-
-
-def host_names(named: list[tuple[str, Any]], files: Sequence[Path] | None = None) -> list[str]:
-    """Each node document's host name, by rule: its subject name, or, where documents share
-    one, its file name without ``.json`` (whatever their order); two files of one name
-    and one subject are refused (exit 2), naming both. ``files``: each path in ``named``
-    is a position in it."""
     from validator.errors import SpecCheckError
 
-    def path(p: Any) -> Path:
-        return files[p] if files is not None else p
-
-    counts = Counter(name for name, _ in named)
-    out = [name if counts[name] == 1 else path(p).stem for name, p in named]
+    if all(a != b for a, b in pairwise(sorted(names))):
+        return names
+    counts = Counter(names)
+    out = [name if counts[name] == 1 else files[k].stem for k, name in enumerate(names)]
     if len(set(out)) != len(out):
         seen: dict[str, Path] = {}
-        for (_, p), final in zip(named, out, strict=True):
+        for k, final in enumerate(out):
             if final in seen:
                 raise SpecCheckError(
                     f'two node facts documents for host "{final}" (the other: {seen[final]}); '
                     "rename one of the files",
-                    file=str(path(p)),
+                    file=str(files[k]),
                 )
-            seen[final] = path(p)
+            seen[final] = files[k]
     return out
 
 
 def _cluster_document(
-    cluster_doc: dict[str, Any] | None,
-    names: list[str],
-    fields: dict[str, dict[str, Any]],
-    cluster_name: str,
-    nodes: dict[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    cluster_doc: dict[str, Any] | None, names: Sequence[str], nodes: dict[str, Any], cluster_name: str
+) -> tuple[dict[str, Any], dict[str, str], Sequence[str]]:
+    """(the cluster document, the hosts recorded as probed with no node document given,
+    the hosts): the saved one as these node documents make it, or one built from them."""
     from validator import __version__
     from validator.cluster import facts as cfacts
     from validator.cluster.result import check_cluster_name
 
-    present = nodes if nodes is not None else fields
     if cluster_doc is not None:
-        return cfacts.replay_document(cluster_doc, present, fields if nodes is None else None)
-    check_cluster_name(cluster_name, names)
-    doc = cfacts.build(
-        names,
-        present,
-        {},
-        name=cluster_name,
-        tool_version=__version__,
-        collected_at=now_utc(),
-        transport="replay",
-        fields_of=fields if nodes is None else None,
-    )
+        return cfacts.replay_document(cluster_doc, nodes)
+    check_cluster_name(cluster_name, list(names))
+    doc = cfacts.build(names, nodes, {}, name=cluster_name, tool_version=__version__,
+                       collected_at=now_utc(), transport="replay")
     return doc, {}, names
 
 
@@ -187,12 +146,12 @@ def replay_facts(
             cluster_doc = doc
         else:
             docs.append((doc, f))
-    names = host_names([(d["subject"]["name"], f) for d, f in docs])
+    names = host_names([d["subject"]["name"] for d, _ in docs], [f for _, f in docs])
     nodes = {
         name: d if d["subject"]["name"] == name else cfacts.rekey(d, name)
         for (d, _), name in zip(docs, names, strict=True)
     }
-    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, {}, cluster_name, nodes)
+    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name)
     state = {
         "hosts": hosts,
         "docs": nodes,
@@ -210,6 +169,11 @@ def replay_facts(
 # it, starting the workers costs more than it saves.
 CHUNK = 256
 PARALLEL_ABOVE = 2000
+# chunks a worker reads before a fresh one takes over: a worker's memory is its last few
+# thousand files' (remembered verdicts are cleared at fleet.MEMO_MAX, but the space they
+# took stays scattered), so its peak does not grow with the fleet (nodes with their own
+# GPU UUIDs: 40 MiB at 8,000 nodes and 42 at 25,000, against 42 and 51 without)
+CHUNKS_PER_WORKER = 8
 
 _WORK: dict[str, Any] = {}  # what a forked worker reads (set before the pool starts)
 
@@ -338,7 +302,7 @@ def _pool(n: int) -> Any:
     """``n`` forked workers that end quietly (``_worker_signals``)."""
     import multiprocessing
 
-    return multiprocessing.get_context("fork").Pool(n, _worker_signals)
+    return multiprocessing.get_context("fork").Pool(n, _worker_signals, maxtasksperchild=CHUNKS_PER_WORKER)
 
 
 def _chunks(built: Any, opts: Any, files: list[Path], ev: Any) -> Any:
@@ -372,31 +336,34 @@ def replay_folded(
     built: Any, opts: Any, files: list[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
 ) -> None:
     """``--facts``, streamed: each document evaluated as read, then dropped; what stays
-    per host is its subject, its PLAT-02 fields and its itemized findings.
+    per host is a row of ``rows.HostTable`` (its name, file digest, PLAT-02 values) and its
+    itemized findings, if any. Without a saved cluster document, the cluster document's
+    per-host items are made when read (``cfacts.fleet_document``) and the cluster rules
+    run on its value groups (``validator.cluster.groups``): nothing of the cluster stage
+    holds an object per host either.
 
     A subject's ``facts_digest`` is ``sha256-file:`` + the SHA-256 of the facts file as read
     (``verify --facts`` accepts it): the canonical digest would serialize every document
     again, as long as parsing it."""
-    from dataclasses import replace
-
+    from validator import __version__
     from validator.cluster import facts as cfacts
     from validator.cluster.fleet import FleetEvaluator
-    from validator.cluster.result import write_fleet_result
+    from validator.cluster.result import check_cluster_name, write_fleet_result
     from validator.errors import SpecCheckError
-    from validator.facts.document import value
 
     ev = FleetEvaluator(built.ctx, built.pack, select=opts.select, ignore=opts.ignore)
     folds: dict[Any, Any] = {}
-    records: list[Any] = []
+    table = HostTable()
     cluster_doc: dict[str, Any] | None = None
+    cluster_at: int | None = None  # the cluster document's place among the files
     older: list[Any] = []
     for chunk_records, clusters, chunk_folds, chunk_older in _chunks(built, opts, files, ev):
-        records.extend(chunk_records)
+        table.add(chunk_records)
         older.extend(chunk_older)
-        for _, f, doc in clusters:
+        for pos, f, doc in clusters:
             if cluster_doc is not None:
                 raise SpecCheckError("a second cluster facts document", file=str(f))
-            cluster_doc = doc
+            cluster_doc, cluster_at = doc, pos
         for k, fold in chunk_folds.items():
             mine = folds.get(k)
             if mine is None:
@@ -404,80 +371,55 @@ def replay_folded(
             else:
                 mine.merge(fold)
     ev.folds = folds
-    names = host_names([(r[1], r[0]) for r in records], files)
-    by_position: list[str] = [""] * len(files)
-    findings: list[Any] = []
-    digests = bytearray()
-    collected_at: list[Any] = []
-    fields_by_name = {}
-    for (pos, name, digest, collected, fields, itemized), final in zip(records, names, strict=True):
-        if final != name:
-            itemized = [replace(x, subject=final) for x in itemized]
-        by_position[pos] = final
-        findings.extend(itemized)
-        digests += digest
-        collected_at.append(collected)
-        fields_by_name[final] = {"hostname": value(fields[0]), **fields[1]}
-    del records
-    subjects = HostSubjects(names, bytes(digests), collected_at)
-    del digests
-    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, fields_by_name, cluster_name)
-    del fields_by_name
+    names = table.final_names(lambda read: host_names(read, _Skipping(files, cluster_at)))
+    subjects = HostSubjects(names, table.digests, table.collected)
+    label = f"replay:{','.join(map(str, paths))}"
+    if cluster_doc is None:
+        check_cluster_name(cluster_name, names)
+        cluster_doc = cfacts.fleet_document(
+            names, table.fields, table.gpu_hosts(), name=cluster_name, tool_version=__version__,
+            collected_at=now_utc(), transport="replay",
+        )
+        failures: dict[str, str] = {}
+        hosts: Sequence[str] = names
+    else:
+        fields = {name: table.fields(k) for k, name in enumerate(names)}
+        cluster_doc, failures, hosts = cfacts.replay_document(cluster_doc, fields, fields)
+        del fields
     out.note("facts", older)
     summary = cfacts.fleet_summary(hosts, failures, _pairs(cluster_doc))
-    args = [built, opts, ev, by_position, subjects, findings, cluster_doc,
-            f"replay:{','.join(map(str, paths))}", failures, "replay", {"fleet": summary}, out]
-    del cluster_doc, subjects, findings  # only args holds them: emptied before the writing
-    write_fleet_result(args)
+    args = [built, opts, ev, _Skipping(names, cluster_at, by_position=True), subjects, table.itemized(),
+            cluster_doc, label, failures, "replay", {"fleet": summary}, out]
+    del cluster_doc, subjects, table  # only args holds them: emptied before the writing
+    write_fleet_result(args, aligned=cluster_at is None)
 
 
-class HostSubjects(Sequence):
-    """A replayed fleet's subject records, each made when read (a report's ``subjects``):
-    what is kept per host is its name, the 32 bytes of its file's SHA-256 and a reference
-    to its ``collected_at`` (most hosts share one string), not a ``Subject`` and its two
-    strings (25,000 of them: 7 MiB of a replay's peak). ``+`` another sequence of
-    subjects (the cluster's) gives them after the hosts'."""
+class _Skipping(Sequence):
+    """``items`` without the cluster document's place among the files (``at``):
+    ``_Skipping(files, at)[k]`` is host k's file. ``by_position``: the other way, host
+    names by file position (the fleet evaluator numbers hosts by file), ``""`` at ``at``."""
 
-    __slots__ = ("_collected", "_digests", "_names", "_tail")
+    __slots__ = ("_at", "_by_position", "_items")
 
-    def __init__(self, names: list[str], digests: bytes, collected: list[Any],
-                 tail: tuple[Any, ...] = ()):
-        self._names, self._digests, self._collected, self._tail = names, digests, collected, tail
+    def __init__(self, items: Sequence[Any], at: int | None, by_position: bool = False):
+        self._items, self._at, self._by_position = items, at, by_position
 
     def __len__(self) -> int:
-        return len(self._names) + len(self._tail)
+        n = len(self._items)
+        if self._at is None:
+            return n
+        return n + 1 if self._by_position else n - 1
 
-    def _host(self, i: int) -> Any:
-        from validator.model import Subject
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        at = self._at
+        if at is None:
+            return self._items[k]
+        if k < 0:
+            k += len(self)
+        if self._by_position:
+            return "" if k == at else self._items[k - (k > at)]
+        return self._items[k + (k >= at)]
 
-        name = self._names[i]
-        digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
-        return Subject(name, "node", digest, self._collected[i], f"replay:{name}")
 
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return tuple(self[j] for j in range(*i.indices(len(self))))
-        n = len(self._names)
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("subject index out of range")
-        return self._host(i) if i < n else self._tail[i - n]
-
-    def __iter__(self) -> Any:
-        for i in range(len(self._names)):
-            yield self._host(i)
-        yield from self._tail
-
-    def __add__(self, other: Any) -> HostSubjects:
-        return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (HostSubjects, tuple, list)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"HostSubjects({len(self._names)} hosts, {len(self._tail)} more)"

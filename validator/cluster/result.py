@@ -129,11 +129,14 @@ def _fold_live(
     )
 
 
+PROBE_RULE = "PLAT-02.host-not-probed"
+
+
 def fleet_report(
     built: Any,
     opts: Any,
     ev: Any,
-    names: list[str],
+    names: Sequence[str],
     subjects: Sequence[Any],  # a tuple, or a replay's HostSubjects
     findings: list[Any],
     cluster_doc: dict[str, Any],
@@ -142,25 +145,54 @@ def fleet_report(
     transport: str,
     extra: dict[str, Any],
     out: Output,
+    aligned: bool = False,
 ) -> Any:
-    """The report of a folded fleet: the cluster rules on the cluster document, each
-    host's probe verdict re-homed (and its pass folded), the node findings itemized by
-    ``ev`` and its folds. Waivers apply as for any report."""
+    """The report of a folded fleet: the cluster rules on the cluster document's value
+    groups (``validator.cluster.groups``), each host's probe verdict its own (its pass
+    folded), the node findings itemized by ``ev`` and its folds. Waivers apply as for
+    any report. ``names[i]`` is host number i; ``aligned``: the cluster document's probe
+    item k is host number k (no table from name to number is needed)."""
+    from validator.cluster.groups import grouped
+    from validator.facts.document import digest
     from validator.model import Finding, Status
+    from validator.selection import is_selected
 
-    opts_nowaive = replace(opts, waivers=None)
+    rules = [r for r in built.pack.rules
+             if r.scope == "cluster" and is_selected(r.id, opts.select, opts.ignore)]
+    groups = grouped(cluster_doc, rules)
     report = out.evaluate(
-        "cluster", built, opts_nowaive, [cluster_doc], [cluster_label], extra=extra
+        "cluster", built, replace(opts, waivers=None), [groups.doc], [cluster_label], extra=extra
     )
-    # each probed host's probe pass folds at once (not re-homed first: one finding a host)
-    index = {n: i for i, n in enumerate(names)}
+    # the cluster subject vouches for the whole document, not its groups
+    whole = digest(cluster_doc)
+    report = replace(report, subjects=tuple(replace(s, facts_digest=whole) for s in report.subjects))
+    fact_of = {r.id: r.fact for r in rules}
+    index: dict[str, int] = {}
+
+    def number(name: str, k: int) -> int | None:
+        if aligned and k >= 0:
+            return k
+        if not index:  # made once, only where the probe items are not in host order
+            index.update((n, i) for i, n in enumerate(names) if n)
+        return index.get(name)
+
     kept = []
     for f in report.findings:
-        i = index.get(f.item) if f.rule == "PLAT-02.host-not-probed" and f.item else None
-        if i is not None and f.status in (Status.PASS, Status.SKIP):
-            ev.fold(i, f)
+        group = groups.members.get((fact_of.get(f.rule), f.item)) if f.item is not None else None
+        if group is not None:  # a value group's verdict: each member's
+            members: Any = group
+        elif f.rule == PROBE_RULE and f.item:  # probes not grouped: one host's
+            members = [(f.item, -1)]
         else:
             kept.append(f)
+            continue
+        for name, k in members:
+            # each probed host's probe pass folds at once (not re-homed first: one finding a host)
+            i = number(name, k) if f.rule == PROBE_RULE and f.status in (Status.PASS, Status.SKIP) else None
+            if i is not None:
+                ev.fold(i, f)
+            else:
+                kept.append(f if f.item == name else replace(f, item=name))
     report = per_host(replace(report, findings=tuple(kept)), failures, transport)
     cluster = cluster_doc["subject"]["name"]
     every = sorted([*report.findings, *findings, *ev.folded(names, cluster)], key=Finding.sort_key)
@@ -178,11 +210,11 @@ def fleet_report(
     return report
 
 
-def write_fleet_result(args: list[Any]) -> None:
+def write_fleet_result(args: list[Any], aligned: bool = False) -> None:
     """``fleet_report(*args)``, ended by ``out.finish`` (a replay: nothing to save, never
-    interrupted). ``args`` is emptied first: the cluster document it holds (an item or
-    two a host, 850 bytes) is not kept while the result is written."""
-    report = fleet_report(*args)
+    interrupted). ``args`` is emptied first: the cluster document it holds is not kept
+    while the result is written."""
+    report = fleet_report(*args, aligned=aligned)
     opts, out = args[1], args[-1]
     args.clear()
     out.finish(report, opts, False, None, [], {})

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,34 @@ def items(members: list[dict[str, Any]], *, source: str | None = None) -> Fact:
     return out
 
 
+class MadeItems(Sequence):
+    """A collection's members made when read (an item, or a slice: a list), for a
+    document too large to hold a dict per member: a replayed fleet's cluster document has
+    a probe and a host item per host (``validator.cluster.facts.fleet_document``).
+    ``digest`` encodes it a part at a time; ``json.dumps`` refuses it (never a silent
+    ``[]``)."""
+
+    __slots__ = ("_make", "_n")
+
+    def __init__(self, n: int, make: Callable[[int], dict[str, Any]]):
+        self._n, self._make = n, make
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._make(k) for k in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("item index out of range")
+        return self._make(i)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(self._make, range(self._n))
+
+
 def new_document(kind: str, name: str, facts: dict[str, Fact], *, tool_version: str,
                  collected_at: str, address: str | None = None) -> Document:
     subject: dict[str, Any] = {"kind": kind, "name": name}
@@ -103,7 +132,7 @@ _ITEMS_AT_ONCE = 512
 def _canonical(value: Any, out: Any) -> None:
     """``value`` as ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` (the same
     bytes, UTF-8), given to ``out`` in pieces: dicts and long lists a part at a time."""
-    if isinstance(value, dict) and any(isinstance(v, (dict, list)) for v in value.values()):
+    if isinstance(value, dict) and any(isinstance(v, (dict, list, MadeItems)) for v in value.values()):
         if not all(isinstance(k, str) for k in value):  # json's own key rules and order
             out(json.dumps(value, sort_keys=True, separators=(",", ":")).encode())
             return
@@ -112,7 +141,7 @@ def _canonical(value: Any, out: Any) -> None:
             out((',"' if i else '"').encode() + json.dumps(k)[1:].encode() + b":")
             _canonical(value[k], out)
         out(b"}")
-    elif isinstance(value, list) and len(value) > _ITEMS_AT_ONCE:
+    elif isinstance(value, MadeItems) or (isinstance(value, list) and len(value) > _ITEMS_AT_ONCE):
         out(b"[")
         for i in range(0, len(value), _ITEMS_AT_ONCE):
             part = json.dumps(value[i : i + _ITEMS_AT_ONCE], sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,127 @@
+"""Cluster rules over a large fleet: the per-host collections as value groups.
+
+Why this exists: a cluster document holds an item per host in ``cluster.probes`` and
+``cluster.hosts``. Evaluated as it is, every host costs an item, a probe finding and an
+entry in each PLAT-02 comparison's value map: 1.5 KB a host at the peak of a 25,000-node
+replay, memory growing with the fleet. Nearly every host reads the same there. Here the
+hosts whose items read the same in every field a selected rule reads become one item,
+named by their Slurm host list and counting them (``members``: the engine's
+``all_equal`` weighs an item by it), so the cluster rules run on a document the size of
+the fleet's distinct values, not of the fleet.
+
+A per-item verdict on a group is each member's: the fleet report expands it
+(``Grouped.members``): its passes fold host by host, anything else is itemized on each
+member, as if the hosts had been evaluated one by one. A collection that some rule reads
+whole (not field by field) is left as it is.
+"""
+
+from __future__ import annotations
+
+import marshal
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from validator.cluster.fleet import reads_whole
+
+PER_HOST = ("cluster.probes", "cluster.hosts")
+# the fields engine._item_label names an item by: a group keeps them, so its label is its id
+_LABEL_FIELDS = ("name", "uuid")
+
+
+@dataclass
+class Grouped:
+    """``doc``: the document with its per-host collections grouped; ``members``: for
+    (collection, a group's item label: its id), the member ids and their positions in
+    the collection."""
+
+    doc: dict[str, Any]
+    members: dict[tuple[str, str], _Members] = field(default_factory=dict)
+
+
+class _Members(Sequence):
+    """A group's members: (id, position in the collection), each id read from the
+    collection when asked for (its items may be made when read: no ``str`` kept a host)."""
+
+    __slots__ = ("_items", "positions")
+
+    def __init__(self, items: Sequence[dict[str, Any]], positions: array):
+        self._items, self.positions = items, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        k = self.positions[i]
+        return self._items[k]["id"], k
+
+    def ids(self) -> Sequence[str]:
+        return _Ids(self)
+
+
+class _Ids(Sequence):
+    __slots__ = ("_members",)
+
+    def __init__(self, members: _Members):
+        self._members = members
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._members[i][0]
+
+
+def read_fields(rules: Iterable[Any]) -> dict[str, tuple[str, ...]]:
+    """For each per-host collection that can be grouped, the fields the rules read of its
+    items (with the item-label fields); one a rule reads whole is not given."""
+    whole: set[str] = set()
+    fields: dict[str, set[str]] = {c: set(_LABEL_FIELDS) for c in PER_HOST}
+    for rule in rules:
+        facts, item_fields = reads_whole(rule)
+        whole |= facts
+        if rule.fact in fields:
+            fields[rule.fact] |= item_fields
+    return {c: tuple(sorted(f)) for c, f in fields.items() if c not in whole}
+
+
+def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
+    """``doc`` with each groupable per-host collection (``read_fields``) as one item per
+    value group: ``{"id": host list, "fields": the fields read, "members": count}``, in the
+    order of each group's first member. The document's other facts are shared, not
+    copied."""
+    from validator.cluster.hosts import compress
+    from validator.engine import _item_label
+
+    out = Grouped({**doc, "facts": dict(doc["facts"])})
+    for coll, kept in read_fields(rules).items():
+        fact = doc["facts"].get(coll)
+        if not isinstance(fact, dict) or "items" not in fact:
+            continue
+        items = fact["items"]
+        by_key: dict[bytes, tuple[dict[str, Any], array]] = {}
+        for k, m in enumerate(items):
+            fields = m["fields"]
+            mine = {f: fields[f] for f in kept if f in fields}
+            key = marshal.dumps(mine, 2)
+            group = by_key.get(key)
+            if group is None:
+                group = by_key[key] = (mine, array("I"))
+            group[1].append(k)
+        members, found = [], {}
+        for mine, positions in by_key.values():
+            of = _Members(items, positions)
+            gid = items[positions[0]]["id"] if len(positions) == 1 else compress(of.ids())
+            group = {"id": gid, "fields": mine, "members": len(positions)}
+            found[(coll, _item_label(group))] = of
+            members.append(group)
+        if len(found) < len(members):  # two groups one label (a host named like a host list)
+            continue
+        out.members.update(found)
+        out.doc["facts"][coll] = {**{k: v for k, v in fact.items() if k != "items"}, "items": members}
+    return out

@@ -1,0 +1,223 @@
+"""What a streamed replay keeps per host, packed: the only part of ``cluster --facts``
+whose memory grows with the fleet.
+
+Why packed: a Python ``str`` costs 49 bytes before its first character and a ``Path``
+about 300; a 25,000-node replay kept one of each per host and more (7 KB a host, before
+this). Here a host is its file's name and its subject name as UTF-8 bytes in one buffer
+each, its file's SHA-256 (32 bytes), a reference to its ``collected_at`` (most hosts
+share one string) and the number of its PLAT-02 values among the fleet's distinct ones:
+about 60 bytes a host. Every ``str`` and ``Path`` is made when asked for.
+"""
+
+from __future__ import annotations
+
+import bisect
+import marshal
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+
+class StringTable(Sequence):
+    """Strings in one UTF-8 buffer, each ``str`` made when read. ``surrogatepass``: any
+    ``str`` (a name a JSON document spelled with a lone surrogate escape) comes back as
+    it went in."""
+
+    __slots__ = ("_blob", "_ends")
+
+    def __init__(self, strings: Iterable[str] = ()):
+        self._blob = bytearray()
+        self._ends = array("Q")
+        self.extend(strings)
+
+    def append(self, s: str) -> None:
+        self._blob += s.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._blob))
+
+    def extend(self, strings: Iterable[str]) -> None:
+        for s in strings:
+            self.append(s)
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        ends = self._ends
+        end = ends[i]  # IndexError past the end; a negative index counts from it
+        if i < 0:
+            i += len(ends)
+        return self._blob[ends[i - 1] if i else 0 : end].decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        blob, start = self._blob, 0
+        for end in self._ends:
+            yield blob[start:end].decode("utf-8", "surrogatepass")
+            start = end
+
+
+class FactsFiles(Sequence):
+    """The facts files, in order, each ``Path`` made when asked for (an item or a slice:
+    a list): what is kept of a file is its name's bytes."""
+
+    __slots__ = ("_names", "_parents", "_starts")
+
+    def __init__(self) -> None:
+        self._names = StringTable()
+        self._parents: list[Path] = []
+        self._starts: list[int] = []
+
+    def add(self, parent: Path, names: list[str]) -> None:
+        self._starts.append(len(self._names))
+        self._parents.append(parent)
+        self._names.extend(names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self._names)
+        if not 0 <= i < len(self._names):
+            raise IndexError("file index out of range")
+        return self._parents[bisect.bisect_right(self._starts, i) - 1] / self._names[i]
+
+
+class HostTable:
+    """A streamed replay's hosts, in file order (``add``, a chunk of ``_read_chunk``
+    records at a time): subject name, file digest, ``collected_at``, the PLAT-02 values
+    (one dict per distinct set, a number a host) and the hostname only where it is not
+    the name. Itemized findings (a failing host's) are kept as they come; a host with
+    none keeps nothing for them."""
+
+    __slots__ = ("_final", "_hostnames", "_itemized", "_key", "_rests", "_same", "collected", "digests",
+                 "names", "rest_ids")
+
+    def __init__(self) -> None:
+        self.names = StringTable()
+        self.digests = bytearray()
+        self.collected: list[Any] = []
+        self.rest_ids = array("I")
+        self._rests: list[dict[str, Any]] = []
+        self._key: dict[bytes, int] = {}
+        self._same: dict[str, str] = {}
+        self._hostnames: dict[int, str] = {}
+        self._itemized: list[tuple[int, list[Any]]] = []
+        self._final: Sequence[str] = ()
+
+    def add(self, records: list[Any]) -> None:
+        """A chunk's records (position, name, digest, collected_at, (hostname, PLAT-02
+        values), itemized findings): its hosts share value dicts, each looked up once."""
+        seen: dict[int, int] = {}  # id of a chunk's value dict -> its number (records hold them)
+        for _, name, digest, collected, (hostname, rest), itemized in records:
+            k = len(self.names)
+            r = seen.get(id(rest))
+            if r is None:
+                key = marshal.dumps(rest, 2)
+                r = self._key.get(key)
+                if r is None:
+                    r = self._key[key] = len(self._rests)
+                    self._rests.append(rest)
+                seen[id(rest)] = r
+            self.names.append(name)
+            self.digests += digest
+            if isinstance(collected, str):  # one str for the fleet, not one a chunk
+                collected = self._same.setdefault(collected, collected)
+            self.collected.append(collected)
+            self.rest_ids.append(r)
+            if hostname != name:
+                self._hostnames[k] = hostname
+            if itemized:
+                self._itemized.append((k, itemized))
+
+    def final_names(self, rename: Callable[[Sequence[str]], Sequence[str]]) -> Sequence[str]:
+        """The hosts' names as ``rename`` gives them (``replay.host_names``); a renamed
+        host keeps its subject name as its hostname."""
+        names = rename(self.names)
+        if names is not self.names:
+            for k, (was, final) in enumerate(zip(self.names, names, strict=True)):
+                if was != final:
+                    self._hostnames.setdefault(k, was)
+        self._final = names
+        return names
+
+    def fields(self, k: int) -> dict[str, Any]:
+        """Host k's PLAT-02 fields (``cluster.facts.host_fields``), made when asked for."""
+        from validator.facts.document import value
+
+        hostname = self._hostnames.get(k)
+        return {"hostname": value(hostname if hostname is not None else self._final[k]),
+                **self._rests[self.rest_ids[k]]}
+
+    def gpu_hosts(self) -> int:
+        """How many hosts count GPUs."""
+        from validator.cluster.facts import has_gpus
+
+        return sum(n for r, n in Counter(self.rest_ids).items() if has_gpus(self._rests[r]))
+
+    def itemized(self) -> list[Any]:
+        """The itemized findings, each on its host's final name."""
+        out: list[Any] = []
+        names = self._final
+        for k, found in self._itemized:
+            name = names[k]
+            out.extend(f if f.subject == name else replace(f, subject=name) for f in found)
+        self._itemized = []
+        return out
+
+
+class HostSubjects(Sequence):
+    """A replayed fleet's subject records, each made when read (a report's ``subjects``):
+    what is kept per host is its name (in a ``StringTable``), the 32 bytes of its file's
+    SHA-256 and a reference to its ``collected_at``, not a ``Subject`` and its two
+    strings. ``+`` another sequence of subjects (the cluster's) gives them after the
+    hosts'."""
+
+    __slots__ = ("_collected", "_digests", "_names", "_tail")
+
+    def __init__(self, names: Sequence[str], digests: bytes | bytearray, collected: list[Any],
+                 tail: tuple[Any, ...] = ()):
+        self._names, self._digests, self._collected, self._tail = names, digests, collected, tail
+
+    def __len__(self) -> int:
+        return len(self._names) + len(self._tail)
+
+    def _host(self, i: int, name: str) -> Any:
+        from validator.model import Subject
+
+        digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
+        return Subject(name, "node", digest, self._collected[i], f"replay:{name}")
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        n = len(self._names)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("subject index out of range")
+        return self._host(i, self._names[i]) if i < n else self._tail[i - n]
+
+    def __iter__(self) -> Any:
+        for i, name in enumerate(self._names):
+            yield self._host(i, name)
+        yield from self._tail
+
+    def __add__(self, other: Any) -> HostSubjects:
+        return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (HostSubjects, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HostSubjects({len(self._names)} hosts, {len(self._tail)} more)"
