@@ -218,6 +218,7 @@ def bench_evaluate(sizes: list[int], keep: Path | None = None, distinct: bool = 
     every node's GPU UUIDs and energy counters its own (``write_fleet``)."""
     import tempfile
 
+    peaks: dict[int, float] = {}
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="sc-bench-eval-") as tmp:
             facts = Path(tmp) / "facts"
@@ -241,10 +242,16 @@ def bench_evaluate(sizes: list[int], keep: Path | None = None, distinct: bool = 
                 f"({folded} folded), exit {run['rc']} "
                 f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)"
             )
+            peaks[n] = run["rss_mib"]
             if keep is not None:
                 keep.write_text(out.read_text())
             if n == max(sizes):
                 _read_back(out, Path(tmp))
+    if len(peaks) > 1:  # does the peak grow with the fleet? (the issue: it must not)
+        lo, hi = min(peaks), max(peaks)
+        grew = peaks[hi] - peaks[lo]
+        print(f"[evaluate{', distinct GPUs' if distinct else ''}] peak RSS N={lo:,} -> N={hi:,}: "
+              f"{grew:+.0f} MiB ({grew * 2**20 / (hi - lo):+,.0f} bytes a node)")
 
 
 def _read_back(result: Path, tmp: Path) -> None:
