@@ -228,8 +228,23 @@ def test_every_verb_reads_the_folded_result_back(tmp_path, both):
     assert p.returncode == 1, p.stdout + p.stderr
 
 
+_PIDS: list[Any] = []  # (the real worker function, the file its processes are written to)
+
+
+def _counted_chunk(start: int) -> Any:
+    """A worker's chunk, its process id written down (module level: workers unpickle it)."""
+    import os
+
+    work, pids = _PIDS
+    with open(pids, "a") as fh:
+        fh.write(f"{os.getpid()}\n")
+    return work(start)
+
+
 def test_parallel_workers_give_the_serial_result(tmp_path, both, monkeypatch):
-    """Forked workers (a fleet of PARALLEL_ABOVE files or more) in chunks: the same result."""
+    """Forked workers (a fleet of PARALLEL_ABOVE files or more) in chunks: the same result.
+    A worker is replaced after CHUNKS_PER_WORKER chunks (its memory does not grow with the
+    fleet): one chunk each here, so every chunk is read by a process of its own."""
     import threading
 
     from click.testing import CliRunner
@@ -242,6 +257,10 @@ def test_parallel_workers_give_the_serial_result(tmp_path, both, monkeypatch):
     fleet, out = both
     monkeypatch.setattr(replay, "PARALLEL_ABOVE", 2)
     monkeypatch.setattr(replay, "CHUNK", 3)
+    monkeypatch.setattr(replay, "CHUNKS_PER_WORKER", 1)
+    pids = tmp_path / "pids"
+    monkeypatch.setattr(sys.modules[__name__], "_PIDS", [replay._worker_chunk, pids])
+    monkeypatch.setattr(replay, "_worker_chunk", _counted_chunk)
     res = tmp_path / "par.json"
     r = CliRunner().invoke(cluster, ["--facts", str(fleet), "--passes", "fold", "--format", "json",
                                      "-o", str(res)])
@@ -249,6 +268,8 @@ def test_parallel_workers_give_the_serial_result(tmp_path, both, monkeypatch):
     got = json.loads(res.read_text())
     strip = lambda r: sorted(json.dumps(f, sort_keys=True) for f in r["findings"])  # noqa: E731
     assert strip(got) == strip(out["fold"][1])
+    chunks = pids.read_text().split()
+    assert len(chunks) == 5 and len(set(chunks)) == 5, chunks  # 14 files in chunks of 3
 
 
 @pytest.mark.parametrize(
