@@ -142,7 +142,9 @@ def parse_hosts(spec: str) -> list[str]:
     return hosts
 
 
-_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+# ASCII digits only: ``\d`` also matches other scripts' digits (``int("٣")`` is 3), which
+# would name host "n٣" as n3, in a host list that drops one of n3 and n٣
+_NUMBERED = re.compile(r"^(.*?)([0-9]+)$")
 
 
 def _compress_ascending(names: Sequence[str]) -> str | None:

@@ -1,0 +1,100 @@
+"""A hostile second read of the large-fleet memory change (value groups, packed rows,
+one-pass host lists, items made when read).
+
+The contract held here: a folded replay (``--passes fold``) says what the host-by-host
+one (``--passes itemize``) says: the same verdicts on the same hosts, the same counts,
+the same cluster subject digest; only a PLAT-02 comparison's ``value`` is keyed by host
+list, and its message names hosts as host lists. Each test is a defect found by review,
+with the smallest fleet that shows it (built from the real DGX H100 fixture).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from validator.cluster.hosts import compress, parse_hosts
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "facts"
+BASE = json.loads((FIXTURES / "dgx_h100.json").read_text())
+
+
+def _doc(name: str, *, hostname: str | None = None, driver: str | None = None) -> dict[str, Any]:
+    doc = copy.deepcopy(BASE)
+    doc["subject"]["name"] = name
+    if hostname is not None:
+        doc["subject"]["hostname"] = hostname
+    if driver is not None:
+        doc["facts"]["gpu.driver_version"] = {**doc["facts"]["gpu.driver_version"], "value": driver}
+    return doc
+
+
+def _write(d: Path, docs: list[tuple[str, dict[str, Any]]]) -> Path:
+    d.mkdir(parents=True)
+    for file, doc in docs:
+        (d / file).write_text(json.dumps(doc))
+    return d
+
+
+def _replay(tmp: Path, facts: Path, mode: str, *args: str) -> tuple[int, dict[str, Any] | None, str]:
+    """``spec-check cluster --facts DIR --passes MODE`` in this process (click's runner:
+    a second each, not a fresh interpreter)."""
+    from click.testing import CliRunner
+
+    from validator.cli.cluster import cluster
+
+    out = tmp / f"{mode}.json"
+    r = CliRunner().invoke(cluster, ["--facts", str(facts), "--passes", mode, "--format", "json",
+                                     "-o", str(out), *args])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    return r.exit_code, json.loads(out.read_text()) if out.exists() else None, r.output
+
+
+def _both(tmp: Path, facts: Path, *args: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    got = {}
+    for mode in ("itemize", "fold"):
+        rc, result, output = _replay(tmp, facts, mode, *args)
+        assert result is not None, output
+        got[mode] = (rc, result)
+    assert got["itemize"][0] == got["fold"][0]
+    return got["itemize"][1], got["fold"][1]
+
+
+def _cluster_digest(result: dict[str, Any]) -> str:
+    return next(s["facts_digest"] for s in result["subjects"] if s["kind"] == "cluster")
+
+
+def _plat02_values(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each PLAT-02 comparison's value, host by host (a folded one's keys are host lists)."""
+    return {f["rule"]: {h: v for key, v in f["value"].items() for h in parse_hosts(key)}
+            for f in result["findings"]
+            if f["rule"].startswith("PLAT-02.") and f["item"] is None and isinstance(f.get("value"), dict)}
+
+
+def _hosts_named(result: dict[str, Any]) -> set[str]:
+    """Every host a result names: a subject, or in a folded finding's host list."""
+    named = {s["name"] for s in result["subjects"] if s["kind"] == "node"}
+    for f in result["findings"]:
+        if "folded" in f:
+            named |= set(parse_hosts(f["folded"]["names"]))
+    return named
+
+
+def test_a_host_number_in_other_digits_is_not_another_hosts():
+    """``\\d`` matches any script's digits and ``int`` reads them: "n٣" (Arabic-Indic 3)
+    was grouped as n3, so a host list lost a host and ``compress`` of a list and of a set
+    differed ("n[3-4]" against "n[3,3-4]"). Only ASCII digits number a host."""
+    names = ["n3", "n\u0663", "n4", "gpu\uff11"]  # ... and a fullwidth 1
+    text = compress(names)
+    assert text == compress(set(names))
+    assert sorted(parse_hosts(text)) == sorted(names)
+
+
+def test_a_host_named_by_arabic_digits_is_named_in_a_folded_replay(tmp_path):
+    facts = _write(tmp_path / "fleet", [(f"f{i}.json", _doc(n)) for i, n in enumerate(["n3", "n\u0663", "n4"])])
+    itemized, folded = _both(tmp_path, facts)
+    assert _hosts_named(folded) == _hosts_named(itemized) == {"n3", "n\u0663", "n4"}
+    assert _plat02_values(folded) == _plat02_values(itemized)
+    assert set(_plat02_values(folded)["PLAT-02.driver-version-mixed"]) == {"n3", "n\u0663", "n4"}
