@@ -98,3 +98,14 @@ def test_a_host_named_by_arabic_digits_is_named_in_a_folded_replay(tmp_path):
     assert _hosts_named(folded) == _hosts_named(itemized) == {"n3", "n\u0663", "n4"}
     assert _plat02_values(folded) == _plat02_values(itemized)
     assert set(_plat02_values(folded)["PLAT-02.driver-version-mixed"]) == {"n3", "n\u0663", "n4"}
+
+
+def test_a_host_number_too_long_for_int_is_a_plain_name(tmp_path):
+    """A name ending in 5,000 digits: ``int`` refuses past 4,300 digits, and the folded
+    replay died in ``compress`` (the itemized one passed). A number longer than a host
+    name can be stays part of the name."""
+    long = "n" + "1" * 5000
+    assert compress([long, "n2"]) == compress({long, "n2"}) == f"{long},n2"
+    facts = _write(tmp_path / "fleet", [(f"f{i}.json", _doc(n)) for i, n in enumerate([long, "n2", "n3"])])
+    itemized, folded = _both(tmp_path, facts)
+    assert _hosts_named(folded) == _hosts_named(itemized) == {long, "n2", "n3"}
