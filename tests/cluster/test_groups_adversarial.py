@@ -109,3 +109,15 @@ def test_a_host_number_too_long_for_int_is_a_plain_name(tmp_path):
     facts = _write(tmp_path / "fleet", [(f"f{i}.json", _doc(n)) for i, n in enumerate([long, "n2", "n3"])])
     itemized, folded = _both(tmp_path, facts)
     assert _hosts_named(folded) == _hosts_named(itemized) == {long, "n2", "n3"}
+
+
+def test_renamed_hosts_read_as_in_the_itemized_replay(tmp_path):
+    """Two files of one subject name are named by their file names, and the host keeps
+    its subject name as its hostname (``cfacts.rekey``). The folded replay kept the
+    hostname the document recorded instead: its cluster document, and so the cluster
+    subject's digest, differed from the itemized replay's."""
+    docs = [("a.json", _doc("dup", hostname="clone")), ("b.json", _doc("dup", hostname="clone")),
+            ("c.json", _doc("c1", hostname="real-c1"))]
+    itemized, folded = _both(tmp_path, _write(tmp_path / "fleet", docs))
+    assert _hosts_named(folded) == _hosts_named(itemized) == {"a", "b", "c1"}
+    assert _cluster_digest(folded) == _cluster_digest(itemized)

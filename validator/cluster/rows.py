@@ -138,12 +138,13 @@ class HostTable:
 
     def final_names(self, rename: Callable[[Sequence[str]], Sequence[str]]) -> Sequence[str]:
         """The hosts' names as ``rename`` gives them (``replay.host_names``); a renamed
-        host keeps its subject name as its hostname."""
+        host's hostname is its subject name, whatever hostname it recorded (as
+        ``cluster.facts.rekey`` makes it on the itemized path)."""
         names = rename(self.names)
         if names is not self.names:
             for k, (was, final) in enumerate(zip(self.names, names, strict=True)):
                 if was != final:
-                    self._hostnames.setdefault(k, was)
+                    self._hostnames[k] = was
         self._final = names
         return names
 
