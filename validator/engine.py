@@ -724,6 +724,20 @@ def _item_label(member: Mapping[str, Any]) -> str:
     return str(member["id"])
 
 
+class GroupItem(dict[str, Any]):
+    """A collection item that stands for ``members`` identical ones (a fleet's value
+    group, ``validator.cluster.groups``: its id is their host list), which ``all_equal``
+    counts as that many. A type of its own, not a key of the item: a document's items are
+    plain dicts, and a "members" key one of them carries (the facts schema allows more
+    keys) must count for nothing, nor end in a TypeError."""
+
+    __slots__ = ("members",)
+
+    def __init__(self, item: dict[str, Any], members: int):
+        super().__init__(item)
+        self.members = members
+
+
 def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
                undecided: list[tuple[dict[str, Any], _Undecided]]) -> Finding:
     """One verdict over the kept items. An item the filter could not sort out might be the
@@ -742,7 +756,7 @@ def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
             values[m["id"]] = f.get("value")
             # an item that stands for several identical members (a fleet's value group,
             # validator.cluster.groups: its id is their host list) counts each of them
-            weights[m["id"]] = m.get("members", 1)
+            weights[m["id"]] = m.members if isinstance(m, GroupItem) else 1
     expected = _sentence(b.rule.check.op, b.label, "")
     if errors:
         return b.make(Status.ERROR, expected, "; ".join(errors[:5]) + (" ..." if len(errors) > 5 else ""),

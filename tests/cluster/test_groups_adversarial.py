@@ -121,3 +121,38 @@ def test_renamed_hosts_read_as_in_the_itemized_replay(tmp_path):
     itemized, folded = _both(tmp_path, _write(tmp_path / "fleet", docs))
     assert _hosts_named(folded) == _hosts_named(itemized) == {"a", "b", "c1"}
     assert _cluster_digest(folded) == _cluster_digest(itemized)
+
+
+def _gpus_one_odd(members: Any) -> dict[str, Any]:
+    """The DGX fixture with GPU1 another model, and GPU0 carrying a "members" key."""
+    doc = copy.deepcopy(BASE)
+    gpus = doc["facts"]["gpu.devices"]["items"]
+    gpus[1]["fields"]["name"] = {**gpus[1]["fields"]["name"], "value": "NVIDIA A100-SXM4-80GB"}
+    gpus[0]["members"] = members
+    return doc
+
+
+def test_a_members_key_in_a_document_counts_for_nothing(tmp_path):
+    """The engine weighs an item by its "members" (a fleet's value group stands for that
+    many hosts). It read the key from any document's items, which the facts schema does
+    not forbid: a node document whose GPU0 said ``"members": 20`` counted 27 H100s on an
+    8-GPU node, could turn which GPU "differs", and ``"members": "many"`` ended in an
+    internal error (exit 2). Only the groups spec-check makes itself are weighed."""
+    import subprocess
+    import sys
+
+    seen = []
+    for members in (None, 20, "many"):
+        doc = _gpus_one_odd(members)
+        if members is None:
+            del doc["facts"]["gpu.devices"]["items"][0]["members"]
+        path = tmp_path / f"node-{members}.json"
+        path.write_text(json.dumps(doc))
+        p = subprocess.run([sys.executable, "-m", "validator", "check", "--facts", str(path),
+                            "--select", "PLAT-01.mixed-gpu-models", "--format", "json"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 1, p.stderr
+        [f] = json.loads(p.stdout)["findings"]
+        seen.append((f["status"], f["message"], f["observed"]))
+    assert seen[0][2] == "NVIDIA H100 80GB HBM3 (7); NVIDIA A100-SXM4-80GB (1)"
+    assert seen == [seen[0]] * 3

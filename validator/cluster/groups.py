@@ -5,9 +5,9 @@ Why this exists: a cluster document holds an item per host in ``cluster.probes``
 entry in each PLAT-02 comparison's value map: 1.5 KB a host at the peak of a 25,000-node
 replay, memory growing with the fleet. Nearly every host reads the same there. Here the
 hosts whose items read the same in every field a selected rule reads become one item,
-named by their Slurm host list and counting them (``members``: the engine's
-``all_equal`` weighs an item by it), so the cluster rules run on a document the size of
-the fleet's distinct values, not of the fleet.
+named by their Slurm host list and counting them (an ``engine.GroupItem``: the engine's
+``all_equal`` weighs it by its ``members``), so the cluster rules run on a document the
+size of the fleet's distinct values, not of the fleet.
 
 A per-item verdict on a group is each member's: the fleet report expands it
 (``Grouped.members``): its passes fold host by host, anything else is itemized on each
@@ -92,11 +92,11 @@ def read_fields(rules: Iterable[Any]) -> dict[str, tuple[str, ...]]:
 
 def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
     """``doc`` with each groupable per-host collection (``read_fields``) as one item per
-    value group: ``{"id": host list, "fields": the fields read, "members": count}``, in the
+    value group: ``GroupItem({"id": host list, "fields": the fields read}, count)``, in the
     order of each group's first member. The document's other facts are shared, not
     copied."""
     from validator.cluster.hosts import compress
-    from validator.engine import _item_label
+    from validator.engine import GroupItem, _item_label
 
     out = Grouped({**doc, "facts": dict(doc["facts"])})
     for coll, kept in read_fields(rules).items():
@@ -117,9 +117,9 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
         for mine, positions in by_key.values():
             of = _Members(items, positions)
             gid = items[positions[0]]["id"] if len(positions) == 1 else compress(of.ids())
-            group = {"id": gid, "fields": mine, "members": len(positions)}
-            found[(coll, _item_label(group))] = of
-            members.append(group)
+            made = GroupItem({"id": gid, "fields": mine}, len(positions))
+            found[(coll, _item_label(made))] = of
+            members.append(made)
         if len(found) < len(members):  # two groups one label (a host named like a host list)
             continue
         out.members.update(found)
