@@ -156,3 +156,40 @@ def test_a_members_key_in_a_document_counts_for_nothing(tmp_path):
         seen.append((f["status"], f["message"], f["observed"]))
     assert seen[0][2] == "NVIDIA H100 80GB HBM3 (7); NVIDIA A100-SXM4-80GB (1)"
     assert seen == [seen[0]] * 3
+
+
+_PROBE_DURATION_RULE = """
+  - id: PLAT-02.probe-slow
+    requirement: PLAT-02
+    scope: cluster
+    level: SHOULD
+    summary: A host took long to probe
+    why: A slow probe is a slow host.
+    remediation: Look at the host.
+    fact: cluster.probes
+    field: duration
+    check: {op: lte, value: 30 s}
+    since: "1.0"
+"""
+
+
+def test_a_groups_verdict_on_a_member_names_the_member(tmp_path):
+    """A rule pack's own cluster rule on a field the items lack (a replay's probes have
+    no duration): the engine's "duration of ITEM was not gathered" named the group's
+    host list, and the folded report gave that text to each member: the message was not
+    the itemized one, and a fleet of n hosts wrote n messages of n names."""
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "rules" / "v1.0", rules)
+    with (rules / "cluster.yaml").open("a") as fh:
+        fh.write(_PROBE_DURATION_RULE)
+    facts = _write(tmp_path / "fleet", [(f"n{i}.json", _doc(f"n{i}")) for i in range(5)])
+    itemized, folded = _both(tmp_path, facts, "--rules", str(rules), "--select", "PLAT-02.probe-slow")
+
+    def slow(result: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return sorted((f["status"], f["subject"], f["item"], f["message"]) for f in result["findings"])
+
+    assert slow(folded) == slow(itemized)
+    assert slow(folded)[0] == ("error", "cluster", "n0", "duration of n0 was not gathered (not in the facts "
+                                                         "document: re-record it with this version)")

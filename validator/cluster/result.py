@@ -192,7 +192,7 @@ def fleet_report(
             if i is not None:
                 ev.fold(i, f)
             else:
-                kept.append(f if f.item == name else replace(f, item=name))
+                kept.append(_on_member(f, name))
     report = per_host(replace(report, findings=tuple(kept)), failures, transport)
     cluster = cluster_doc["subject"]["name"]
     every = sorted([*report.findings, *findings, *ev.folded(names, cluster)], key=Finding.sort_key)
@@ -208,6 +208,15 @@ def fleet_report(
             report, load_waivers(opts.waivers, built.pack, built.ctx.spec)
         )
     return report
+
+
+def _on_member(f: Any, name: str) -> Any:
+    """A value group's finding as its member ``name``'s: the item, and the words that name
+    it (the engine's "duration of ITEM was not gathered"), as if evaluated on that host
+    alone, not the group's host list once a member."""
+    if f.item == name:
+        return f
+    return replace(f, item=name, message=f.message.replace(f.item, name))
 
 
 def write_fleet_result(args: list[Any], aligned: bool = False) -> None:
