@@ -193,3 +193,20 @@ def test_a_groups_verdict_on_a_member_names_the_member(tmp_path):
     assert slow(folded) == slow(itemized)
     assert slow(folded)[0] == ("error", "cluster", "n0", "duration of n0 was not gathered (not in the facts "
                                                          "document: re-record it with this version)")
+
+
+def test_hosts_a_host_list_cannot_name_are_not_grouped(tmp_path):
+    """Replayed documents may name hosts "a,b", "n[1-2]" or "c d": a host list of a group
+    holding one ("a,a,b,b,c d,...") reads back as other hosts, or not at all
+    (``parse_hosts`` refuses a space). Such a collection is evaluated host by host, as
+    where two groups would share one label: the PLAT-02 values are the itemized ones."""
+    names = ["a,b", "a", "b", "n[1-2]", "n1", "n2", "c d", "e"]
+    docs = [(f"f{i}.json", _doc(n, driver="535.104.05" if n == "e" else None)) for i, n in enumerate(names)]
+    itemized, folded = _both(tmp_path, _write(tmp_path / "fleet", docs))
+
+    def values(result: dict[str, Any]) -> dict[str, Any]:
+        return {f["rule"]: f["value"] for f in result["findings"]
+                if f["rule"].startswith("PLAT-02.") and f["item"] is None and isinstance(f.get("value"), dict)}
+
+    assert values(folded) == values(itemized)
+    assert set(values(folded)["PLAT-02.driver-version-mixed"]) == set(names)

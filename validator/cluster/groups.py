@@ -95,7 +95,7 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
     value group: ``GroupItem({"id": host list, "fields": the fields read}, count)``, in the
     order of each group's first member. The document's other facts are shared, not
     copied."""
-    from validator.cluster.hosts import compress
+    from validator.cluster.hosts import compress, listable
     from validator.engine import GroupItem, _item_label
 
     out = Grouped({**doc, "facts": dict(doc["facts"])})
@@ -105,7 +105,11 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
             continue
         items = fact["items"]
         by_key: dict[bytes, tuple[dict[str, Any], array]] = {}
+        odd = False  # a name no host list can carry ("a,b", "n[1-2]"): host by host
         for k, m in enumerate(items):
+            odd = not listable(m["id"])
+            if odd:
+                break
             fields = m["fields"]
             mine = {f: fields[f] for f in kept if f in fields}
             key = marshal.dumps(mine, 2)
@@ -113,6 +117,8 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
             if group is None:
                 group = by_key[key] = (mine, array("I"))
             group[1].append(k)
+        if odd:
+            continue
         members, found = [], {}
         for mine, positions in by_key.values():
             of = _Members(items, positions)

@@ -119,6 +119,16 @@ def fabric_column(path: str) -> dict[str, tuple[str, int]]:
     return out
 
 
+# what a name in a host list cannot hold: the list's separators and brackets, and what
+# parse_hosts refuses or reads otherwise (a leading "-", a leading "@": a file)
+_UNLISTABLE = re.compile(r"[\[\],\s'\"`$;|&<>\\]|^[-@]|^$")
+
+
+def listable(name: str) -> bool:
+    """Whether a host list can name ``name``: ``parse_hosts`` reads it back as itself."""
+    return _UNLISTABLE.search(name) is None
+
+
 def parse_hosts(spec: str) -> list[str]:
     """``a,b,node[1-3]`` or ``@hosts.txt`` (one or more per line, ``#`` comments)."""
     spec = spec.strip()
