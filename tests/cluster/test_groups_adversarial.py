@@ -210,3 +210,79 @@ def test_hosts_a_host_list_cannot_name_are_not_grouped(tmp_path):
 
     assert values(folded) == values(itemized)
     assert set(values(folded)["PLAT-02.driver-version-mixed"]) == set(names)
+
+
+def _fleet_with_everything(d: Path) -> Path:
+    """40 node documents that group in many ways (other drivers, NIC firmware, no GPUs,
+    an unreadable driver, hostnames of their own or shared, two files of one subject
+    name), and a saved cluster document among them (by name, in the middle of the
+    files) that records two hosts without node documents and each probe's duration."""
+    from validator.cluster import facts as cfacts
+
+    docs: list[tuple[str, dict[str, Any]]] = []
+    for i in range(40):
+        doc = _doc("dup" if i in (15, 27) else f"n{i:03d}",
+                   hostname="clone" if i % 3 == 0 else None,
+                   driver="535.104.05" if i in (4, 17, 18) else None)
+        facts = doc["facts"]
+        if i in (8, 30):
+            facts["gpu.vendor"] = {"value": "none", "source": "lspci"}
+        if i in (9, 21, 33):
+            facts["gpu.driver_version"] = {"error": f"NVML_ERROR_{i % 2}", "source": "nvml"}
+        if i in (12, 13, 17):
+            for port in facts["rdma.ports"]["items"]:
+                port["fields"]["fw_ver"] = {**port["fields"]["fw_ver"], "value": "28.40.1000"}
+        docs.append((f"n{i:03d}.json", doc))
+    rekeyed = {(f[:-5] if d_["subject"]["name"] == "dup" else d_["subject"]["name"]):
+               cfacts.rekey(d_, f[:-5]) if d_["subject"]["name"] == "dup" else d_ for f, d_ in docs}
+    hosts = [*rekeyed, "gone1", "gone2"]
+    saved = cfacts.build(hosts, rekeyed, {"gone1": "ssh: connect timed out", "gone2": "ssh: refused"},
+                         name="cluster", tool_version="0.2.0", collected_at="2026-11-23T00:00:00Z",
+                         probe_seconds={h: 1.0 + k / 100 for k, h in enumerate(hosts)}, transport="ssh")
+    return _write(d, [*docs, ("m-cluster.json", saved)])
+
+
+def _said(result: dict[str, Any]) -> tuple[Any, ...]:
+    """What a result says, host by host: its fail, warn and error findings (a PLAT-02
+    comparison's value expanded to hosts, its message left out: host lists there), each
+    pass and skip's hosts and count, the subjects and the cluster's digest."""
+    bad, hosts, counts = [], {}, {}
+    for f in result["findings"]:
+        key = (f["rule"], f["status"])
+        if "folded" in f:
+            hosts.setdefault(key, set()).update(parse_hosts(f["folded"]["names"]))
+            counts[key] = counts.get(key, 0) + f["folded"]["verdicts"]
+            continue
+        if f["status"] in ("pass", "skip") and f["subject"] != "cluster":
+            hosts.setdefault(key, set()).add(f["subject"])
+            counts[key] = counts.get(key, 0) + 1
+            continue
+        comparison = f["rule"].startswith("PLAT-02.") and f["item"] is None and f["subject"] == "cluster"
+        value = f.get("value")
+        if comparison and isinstance(value, dict):
+            value = {h: v for key_, v in value.items() for h in parse_hosts(key_)}
+        bad.append(json.dumps([f["rule"], f["status"], f["subject"], f["item"], f["observed"], f["expected"],
+                               None if comparison else f["message"], value], sort_keys=True))
+    subjects = sorted((s["name"], s["kind"], s["source"]) for s in result["subjects"])
+    return sorted(bad), hosts, counts, subjects, _cluster_digest(result)
+
+
+def test_a_fleet_of_every_kind_of_group_says_what_it_says_host_by_host(tmp_path, monkeypatch):
+    """The contract on one fleet with a bit of everything, serial and in forked workers."""
+    import threading
+
+    from validator.cluster import replay
+
+    facts = _fleet_with_everything(tmp_path / "fleet")
+    itemized, folded = _both(tmp_path, facts)
+    assert _said(folded) == _said(itemized)
+    plat02 = {f["rule"]: f["status"] for f in folded["findings"] if f["rule"].startswith("PLAT-02.")
+              and f["item"] is None and f["subject"] == "cluster"}
+    assert plat02["PLAT-02.driver-version-mixed"] == "error" and plat02["PLAT-02.nic-firmware-mixed"] == "fail"
+    if threading.active_count() == 1:  # the replay forks only from a single-threaded process
+        monkeypatch.setattr(replay, "PARALLEL_ABOVE", 2)
+        monkeypatch.setattr(replay, "CHUNK", 7)
+        rc, parallel, output = _replay(tmp_path, facts, "fold")
+        assert parallel is not None, output
+        strip = lambda r: sorted(json.dumps(f, sort_keys=True) for f in r["findings"])  # noqa: E731
+        assert strip(parallel) == strip(folded)
