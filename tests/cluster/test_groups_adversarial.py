@@ -286,3 +286,21 @@ def test_a_fleet_of_every_kind_of_group_says_what_it_says_host_by_host(tmp_path,
         assert rc == 1 and parallel is not None, output
         strip = lambda r: sorted(json.dumps(f, sort_keys=True) for f in r["findings"])  # noqa: E731
         assert strip(parallel) == strip(folded)
+
+
+def test_a_skipping_sequence_keeps_to_its_length():
+    """``replay._Skipping`` (the files or names around the cluster document's place) gave
+    an element for an index past its start (``[-5]`` of 4 read the last file) instead of
+    an IndexError: a sequence that answers any index hides an off-by-one."""
+    import pytest
+
+    from validator.cluster.replay import _Skipping
+
+    files = _Skipping(list("abcde"), 2)  # the hosts' files: c is the cluster document
+    names = _Skipping(["h0", "h1", "h2"], 1, by_position=True)  # names by file position
+    assert list(files) == ["a", "b", "d", "e"] and files[-1] == "e" and files[-4] == "a"
+    assert list(names) == ["h0", "", "h1", "h2"] and names[-1] == "h2" and names[-3] == ""
+    for seq in (files, names):
+        for k in (len(seq), -len(seq) - 1):
+            with pytest.raises(IndexError):
+                seq[k]

@@ -418,6 +418,8 @@ class _Skipping(Sequence):
             return self._items[k]
         if k < 0:
             k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError("index out of range")
         if self._by_position:
             return "" if k == at else self._items[k - (k > at)]
         return self._items[k + (k >= at)]
