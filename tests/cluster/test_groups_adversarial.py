@@ -304,3 +304,17 @@ def test_a_skipping_sequence_keeps_to_its_length():
         for k in (len(seq), -len(seq) - 1):
             with pytest.raises(IndexError):
                 seq[k]
+
+
+def test_a_host_range_of_digits_int_cannot_read_is_a_clear_error():
+    """``expand`` took a range bound by ``str.isdigit``, which "²" and "٣" pass, then
+    ``int`` refused "²" and a 5,000-digit bound: ``--hosts 'n[²]'`` was an internal error.
+    A bound is ASCII digits, no longer than a host name (as ``compress`` writes them)."""
+    import pytest
+
+    from validator.errors import SpecCheckError
+
+    for bad in ("n[²]", "n[1-²]", "n[\u0663]", "n[" + "1" * 5000 + "]"):
+        with pytest.raises(SpecCheckError, match="bad host range"):
+            parse_hosts(bad)
+    assert parse_hosts("n[08-10]") == ["n08", "n09", "n10"]

@@ -28,7 +28,7 @@ def expand(pattern: str) -> list[str]:
     for part in m.group(1).split(","):
         part = part.strip()
         lo, sep, hi = part.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
+        if not _bound(lo) or (sep and not _bound(hi)):
             raise SpecCheckError(f'bad host range "[{m.group(1)}]" in "{pattern}"')
         if not sep:
             hi = lo
@@ -40,6 +40,12 @@ def expand(pattern: str) -> list[str]:
         for n in range(int(lo), int(hi) + 1):
             out.extend(expand(f"{head}{n:0{width}d}{tail}"))
     return out
+
+
+def _bound(text: str) -> bool:
+    """A range bound ``int`` reads as ``compress`` writes it: ASCII digits ("²" and "٣"
+    pass ``str.isdigit``), no longer than a host name (``int`` refuses 4,300 digits)."""
+    return text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS
 
 
 def _split_list(text: str) -> list[str]:
