@@ -4,8 +4,9 @@ one-pass host lists, items made when read).
 The contract held here: a folded replay (``--passes fold``) says what the host-by-host
 one (``--passes itemize``) says: the same verdicts on the same hosts, the same counts,
 the same cluster subject digest; only a PLAT-02 comparison's ``value`` is keyed by host
-list, and its message names hosts as host lists. Each test is a defect found by review,
-with the smallest fleet that shows it (built from the real DGX H100 fixture).
+list, and its message names hosts as host lists. Each test but the last fleet's is a
+defect found by review, with the smallest fleet that shows it (built from the real DGX
+H100 fixture).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def _gpus_one_odd(members: Any) -> dict[str, Any]:
 def test_a_members_key_in_a_document_counts_for_nothing(tmp_path):
     """The engine weighs an item by its "members" (a fleet's value group stands for that
     many hosts). It read the key from any document's items, which the facts schema does
-    not forbid: a node document whose GPU0 said ``"members": 20`` counted 27 H100s on an
+    not forbid: a node document whose GPU0 said ``"members": 20`` counted 26 H100s on an
     8-GPU node, could turn which GPU "differs", and ``"members": "many"`` ended in an
     internal error (exit 2). Only the groups spec-check makes itself are weighed."""
     import subprocess
