@@ -4,9 +4,9 @@ one-pass host lists, items made when read).
 The contract held here: a folded replay (``--passes fold``) says what the host-by-host
 one (``--passes itemize``) says: the same verdicts on the same hosts, the same counts,
 the same cluster subject digest; only a PLAT-02 comparison's ``value`` is keyed by host
-list, and its message names hosts as host lists. Each test but the last fleet's is a
-defect found by review, with the smallest fleet that shows it (built from the real DGX
-H100 fixture).
+list, and its message names hosts as host lists. Each test but the fleet "of every
+kind" is a defect found by review, with the smallest input that shows it (fleets built
+from the real DGX H100 fixture).
 """
 
 from __future__ import annotations
