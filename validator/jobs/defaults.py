@@ -222,8 +222,8 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
         "save_steps": Default("save_steps", 500, "steps", "transformers/training_args.py"),
         "precision": Default("bf16 / fp16", "fp32 (both False)", None, "transformers/training_args.py"),
         "max_grad_norm": Default("max_grad_norm", 1.0, None, "transformers/training_args.py",
-                                 note="grad_norm is logged when it is > 0 (4.38.0-4.57.6, transformers/trainer.py); "
-                                      "5.23.0 logs it at 0 too"),
+                                 note="grad_norm is logged when it is > 0 (4.38.0-5.2.0, transformers/trainer.py); "
+                                      "from 5.3.0 at 0 too (Trainer._get_grad_norm)"),
         "logs_by_default": Default("(log every logging_steps)", "loss, learning rate, grad_norm", None,
                                    "transformers/trainer.py"),
     }),
