@@ -128,6 +128,32 @@ def test_operator_pod_counts_left_out_are_the_operators_defaults(tmp_path: Path)
     assert nodes["value"] == 1 and defaults.cite("kubernetes.job_parallelism") in nodes["source"], nodes
 
 
+VOLCANO = ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: v\nspec:\n  minAvailable: 1\n"
+           "  schedulerName: volcano\n  tasks:\n  - name: master\n    replicas: 1\n    template:\n      spec:\n"
+           "        containers:\n        - name: m\n          image: x\n  - name: worker\n    template:\n"
+           "      spec:\n        containers:\n        - name: w\n          image: x\n")
+
+
+def test_a_volcano_task_without_replicas_runs_no_pod(tmp_path: Path) -> None:
+    """Volcano defaults no task's replicas (TaskSpec.Replicas is a plain int32: the CRD, the
+    mutating webhook and the controller leave it 0, and the controller creates that many
+    pods), so a worker task that leaves it out adds no pod: the job is its master alone, and
+    the node count says which task was defaulted and where that was read. It used to count 1."""
+    p = tmp_path / "vcjob.yaml"
+    p.write_text(VOLCANO)
+    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    assert nodes["value"] == 1, nodes
+    assert f"tasks[1]: {defaults.cite('volcano.task_replicas')}" in nodes["source"], nodes
+    assert "tasks[0]" not in nodes["source"]  # the master set its replicas
+    p.write_text(VOLCANO.replace("    replicas: 1\n", "    replicas: 3\n").replace(
+        "  - name: worker\n", "  - name: worker\n    replicas: 4\n"))
+    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    assert nodes["value"] == 7 and "volcano" not in nodes["source"].lower().replace("volcano job", ""), nodes
+    p.write_text(VOLCANO.replace("    replicas: 1\n", ""))  # no task sets replicas: no pod at all
+    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    assert nodes["value"] is None, nodes
+
+
 # the formats the cases must be read as (a case read as another format tests nothing)
 FORMATS = {"hf.yaml": "hf_trainer", "lightning.yaml": "lightning", "nemo.yaml": "nemo", "train.toml": "torchtitan",
            "run.sh": "megatron", "job.sbatch": "slurm", "ds.json": "deepspeed", "ds.sh": "deepspeed_launcher",

@@ -222,8 +222,8 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
         "save_steps": Default("save_steps", 500, "steps", "transformers/training_args.py"),
         "precision": Default("bf16 / fp16", "fp32 (both False)", None, "transformers/training_args.py"),
         "max_grad_norm": Default("max_grad_norm", 1.0, None, "transformers/training_args.py",
-                                 note="grad_norm is logged when it is > 0 (4.38.0-4.57.6, transformers/trainer.py); "
-                                      "5.23.0 logs it at 0 too"),
+                                 note="grad_norm is logged when it is > 0 (4.38.0-5.2.0, transformers/trainer.py); "
+                                      "from 5.3.0 at 0 too (Trainer._get_grad_norm)"),
         "logs_by_default": Default("(log every logging_steps)", "loss, learning rate, grad_norm", None,
                                    "transformers/trainer.py"),
     }),
@@ -297,6 +297,20 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
         "worker_replicas": Default("rayClusterSpec.workerGroupSpecs[].replicas", 0, None,
                                    "ray-operator/apis/ray/v1/raycluster_types.go (+kubebuilder:default:=0)",
                                    note="no worker pod unless set (the head pod runs alone)"),
+    }),
+    # Volcano v1.15.1 (volcano-sh/volcano@0a56ed3; the API types in its staging/src/volcano.sh/apis,
+    # the same in volcano-sh/apis@536f121): TaskSpec.Replicas is a plain int32 with omitempty and
+    # no +kubebuilder:default, the CRD schema has none (config/crd/volcano/bases/
+    # batch.volcano.sh_jobs.yaml: minimum 0), the mutating webhook fills in minAvailable from
+    # replicas but never replicas (pkg/webhooks/admission/jobs/mutate/mutate_job.go mutateSpec), and
+    # the controller creates ts.Replicas pods (pkg/controllers/job/job_controller_actions.go
+    # syncJob: for i := 0; i < int(ts.Replicas)): a task without replicas runs no pod
+    Table("volcano", "volcano-sh/volcano@0a56ed3 (v1.15.1)", {
+        "task_replicas": Default("spec.tasks[].replicas", 0, None,
+                                 "staging/src/volcano.sh/apis/pkg/apis/batch/v1alpha1/job.go (TaskSpec.Replicas)",
+                                 note="no default in the CRD or the admission webhook (mutate_job.go mutateSpec); "
+                                      "the controller creates that many pods (job_controller_actions.go syncJob): "
+                                      "none"),
     }),
     Table("accelerate", "1.15.0", {
         "max_restarts": Default("accelerate launch --max_restarts", 0, None, "accelerate/commands/launch.py"),
@@ -385,7 +399,7 @@ _LABEL = {"torch": "torch.distributed", "megatron": "megatron", "deepspeed": "de
           "tfmg": "tf-model-garden", "slurm": "sbatch", "accelerate": "accelerate", "nemo": "nemo",
           "llm-foundry": "llm-foundry", "olmo": "OLMo", "levanter": "levanter", "litgpt": "litgpt",
           "torchtune": "torchtune", "axolotl": "axolotl", "skypilot": "skypilot"}
-_NAMES = {"nvrx": "NVIDIA Resiliency Extension"}
+_NAMES = {"nvrx": "NVIDIA Resiliency Extension", "volcano": "Volcano"}
 
 
 def cite(key: str) -> str:

@@ -100,16 +100,7 @@ def read_trainer(ctx: Ctx) -> None:
     for name in rt if isinstance(rt, list) else [rt] if isinstance(rt, str) else []:
         if str(name) in REPORT_TO:
             c.sink(m, str(name), ctx.file, ctx.line("report_to"), "hf: report_to")
-    if g("max_grad_norm") is None:  # the default clips, and a clipping Trainer logs grad_norm
-        c.metric(m, "gradient_stats", ctx.file, None, f"{cite('hf.max_grad_norm')}: grad_norm logged")
-    elif (c.as_float(g("max_grad_norm")) or 0) > 0:
-        c.metric(
-            m,
-            "gradient_stats",
-            ctx.file,
-            ctx.line("max_grad_norm"),
-            "hf: max_grad_norm logs grad_norm",
-        )
+    grad_norm(ctx, "hf: ")
     if c.as_bool(g("skip_memory_metrics")) is False:
         c.metric(
             m,
@@ -133,6 +124,46 @@ def read_trainer(ctx: Ctx) -> None:
         from validator.jobs import deepspeed
 
         deepspeed.read(ctx, ("deepspeed",))
+
+
+# Whether the Trainer logs grad_norm at max_grad_norm 0 depends on the release, read in
+# transformers' own source. Up to 5.2.0 (read at 4.57.6, 5.0.0, 5.1.0, 5.2.0:
+# Trainer._inner_training_loop) the norm is computed only inside ``if args.max_grad_norm is not
+# None and args.max_grad_norm > 0``: at 0 (or None) nothing is logged. From 5.3.0 (read at 5.3.0,
+# 5.16.1, 5.23.0: Trainer._run_epoch) ``if self.args.max_grad_norm > 0`` clips, and
+# Trainer._get_grad_norm otherwise computes the unclipped norm (clip_grad_norm_ with max_norm
+# inf); _maybe_log_save_evaluate logs it as grad_norm either way. A None there is compared with 0
+# and raises TypeError. A config names no transformers version, so the reader judges at the
+# newest release the hf table was read at (5.23.0), as the DeepSpeed reader does for
+# steps_per_print, and its source says so.
+GRAD_NORM_UNCLIPPED = ("grad_norm logged without clipping (transformers 5.3.0-5.23.0, "
+                       "transformers/trainer.py, Trainer._run_epoch and Trainer._get_grad_norm; "
+                       "up to 5.2.0 nothing is logged at 0)")
+GRAD_NORM_NONE = ("a number (transformers 5.3.0-5.23.0 compare it with 0 on every optimizer step, "
+                  "transformers/trainer.py Trainer._run_epoch: None raises TypeError; up to 5.2.0 "
+                  "None meant no clipping and no grad_norm logged); 0 turns clipping off")
+
+
+def grad_norm(ctx: Ctx, src: str) -> None:
+    """Gradient statistics from ``max_grad_norm``: unset, the default (1.0) clips and the
+    Trainer logs the norm it clipped at; above 0 the same; 0 or below, logged unclipped (from
+    transformers 5.3.0, GRAD_NORM_UNCLIPPED); an explicit null an error (the Trainer fails)."""
+    from validator.jobs.source import MISSING
+
+    m = ctx.model
+    assert ctx.tree is not None
+    raw = ctx.tree.get("max_grad_norm")
+    line = ctx.line("max_grad_norm")
+    if raw is MISSING:  # the default clips, and a clipping Trainer logs grad_norm
+        c.metric(m, "gradient_stats", ctx.file, None, f"{cite('hf.max_grad_norm')}: grad_norm logged")
+    elif raw is None:
+        m.invalid("job.metrics.gradient_stats", None, ctx.file, line, f"{src}max_grad_norm", GRAD_NORM_NONE)
+    else:
+        v = ctx.float_at("job.metrics.gradient_stats", ("max_grad_norm",), f"{src}max_grad_norm")
+        if v is not None and v > 0:
+            c.metric(m, "gradient_stats", ctx.file, line, f"{src}max_grad_norm logs grad_norm")
+        elif v is not None:
+            c.metric(m, "gradient_stats", ctx.file, line, f"{src}max_grad_norm = {raw}: {GRAD_NORM_UNCLIPPED}")
 
 
 def read_accelerate(ctx: Ctx) -> None:

@@ -195,7 +195,11 @@ def read_kubernetes(ctx: Ctx) -> None:
     elif kind == "Job":  # Volcano
         for i, task in enumerate(_seq(ctx.get(*spec, "tasks"))):
             if isinstance(task, dict):
-                pods.append(((*spec, "tasks", i, "template"), task.get("replicas", 1)))
+                # a task without replicas runs no pod: Volcano defaults nothing (the row's source)
+                if "replicas" not in task:
+                    defaulted.append(f"tasks[{i}]: {cite('volcano.task_replicas')}")
+                pods.append(((*spec, "tasks", i, "template"),
+                             task.get("replicas", value_of("volcano.task_replicas"))))
         mr = c.as_int(ctx.get(*spec, "maxRetry"))
         if mr is not None:
             ctx.set("job.recovery.max_restarts", mr, (*spec, "maxRetry"), "Volcano Job: maxRetry")

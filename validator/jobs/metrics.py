@@ -131,6 +131,9 @@ def derive(m: Any) -> None:
     defaults, key = BY_DEFAULT.get(fw or "", ((), ""))
     first = m.files[0] if m.files else None
     for fam in FAMILIES:
+        old = m.entries.get(FACT[fam])
+        if old is not None and old.error:  # a reader found the setting unusable (HF max_grad_norm: null)
+            continue
         if fam in emitted:
             _, file, line, src = emitted[fam]
             where = f" at {file}:{line}" if file and line else ""

@@ -166,9 +166,20 @@ def read_axolotl(ctx: Ctx) -> None:
     if g("max_grad_norm") is None:  # the HF Trainer's default clips, and logs grad_norm
         c.metric(m, "gradient_stats", ctx.file, None,
                  f"axolotl: the HF Trainer's {cite('hf.max_grad_norm')}: grad_norm logged")
-    elif (c.as_float(g("max_grad_norm")) or 0) > 0:
-        c.metric(m, "gradient_stats", ctx.file, ctx.line("max_grad_norm"),
-                 "axolotl: HF Trainer logs grad_norm (max_grad_norm)")
+    else:
+        # axolotl passes a max_grad_norm that is not None to TrainingArguments (axolotl 0.19.0,
+        # axolotl/core/builders/base.py), and 0.19.0 pins transformers==5.16.1, whose Trainer logs
+        # grad_norm at 0 too (validator/jobs/hf.py GRAD_NORM_UNCLIPPED, read at 5.16.1)
+        v = ctx.float_at("job.metrics.gradient_stats", ("max_grad_norm",), src + "max_grad_norm")
+        if v is not None and v > 0:
+            c.metric(m, "gradient_stats", ctx.file, ctx.line("max_grad_norm"),
+                     "axolotl: HF Trainer logs grad_norm (max_grad_norm)")
+        elif v is not None:
+            from validator.jobs.hf import GRAD_NORM_UNCLIPPED
+
+            c.metric(m, "gradient_stats", ctx.file, ctx.line("max_grad_norm"),
+                     f"axolotl: max_grad_norm = {g('max_grad_norm')} (axolotl 0.19.0 pins transformers==5.16.1): "
+                     + GRAD_NORM_UNCLIPPED)
     to = ctx.float_at("job.recovery.detection_timeout", ("ddp_timeout",), src + "ddp_timeout")
     if to is not None:
         ctx.set("job.recovery.detection_timeout", to, ("ddp_timeout",), src + "ddp_timeout")
