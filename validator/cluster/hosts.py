@@ -277,13 +277,14 @@ def compress(names: Sequence[str] | set[str]) -> str:
         numbers.sort()
         spans: list[str] = []
         lo = prev = numbers[0]
-        for n in [*numbers[1:], None]:
-            if n is not None and n == prev + 1:
-                prev = n
+        following: list[int | None] = [*numbers[1:], None]
+        for nxt in following:
+            if nxt is not None and nxt == prev + 1:
+                prev = nxt
                 continue
             spans.append(f"{lo:0{width}d}" if lo == prev else f"{lo:0{width}d}-{prev:0{width}d}")
-            if n is not None:
-                lo = prev = n
+            if nxt is not None:
+                lo = prev = nxt
         if len(numbers) == 1:
             text = f"{prefix}{numbers[0]:0{width}d}"
         else:

@@ -130,7 +130,7 @@ def _pairs(cluster_doc: dict[str, Any]) -> dict[tuple[str, str], Any] | None:
 
 
 def replay_facts(
-    built: Any, opts: Any, files: list[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
+    built: Any, opts: Any, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
 ) -> None:
     """``--facts``, itemized: every document in memory, every verdict its own finding."""
     from validator.cluster import facts as cfacts
@@ -179,7 +179,7 @@ _WORK: dict[str, Any] = {}  # what a forked worker reads (set before the pool st
 
 
 def _read_chunk(
-    ev: Any, files: list[Path], start: int
+    ev: Any, files: Sequence[Path], start: int
 ) -> tuple[list[Any], list[Any], dict[Any, Any], list[Any]]:
     """Read and evaluate ``files`` (the ``start``-th file on): (node records, cluster
     documents, the chunk's folds, the files written by an older spec-check). A host
@@ -305,7 +305,7 @@ def _pool(n: int) -> Any:
     return multiprocessing.get_context("fork").Pool(n, _worker_signals, maxtasksperchild=CHUNKS_PER_WORKER)
 
 
-def _chunks(built: Any, opts: Any, files: list[Path], ev: Any) -> Any:
+def _chunks(built: Any, opts: Any, files: Sequence[Path], ev: Any) -> Any:
     """Each chunk's result, in file order: in this process, or, for a large fleet on a
     machine with more than one CPU, in forked workers (one per CPU, at most 8)."""
     import os
@@ -333,7 +333,7 @@ def _chunks(built: Any, opts: Any, files: list[Path], ev: Any) -> Any:
 
 
 def replay_folded(
-    built: Any, opts: Any, files: list[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
+    built: Any, opts: Any, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
 ) -> None:
     """``--facts``, streamed: each document evaluated as read, then dropped; what stays
     per host is a row of ``rows.HostTable`` (its name, file digest, PLAT-02 values) and its

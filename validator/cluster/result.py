@@ -29,7 +29,7 @@ class Output:
     note: Callable[..., None] = lambda kind, documents: None
 
 
-def check_cluster_name(name: str, hosts: list[str]) -> None:
+def check_cluster_name(name: str, hosts: Sequence[str]) -> None:
     """The cluster subject and a host must not share a name: findings, waivers and the
     fleet summary are keyed by subject, and "cluster" is also a valid host name."""
     from validator.errors import SpecCheckError
@@ -145,6 +145,7 @@ def fleet_report(
     transport: str,
     extra: dict[str, Any],
     out: Output,
+    *,
     aligned: bool = False,
 ) -> Any:
     """The report of a folded fleet: the cluster rules on the cluster document's value
@@ -178,7 +179,7 @@ def fleet_report(
 
     kept = []
     for f in report.findings:
-        group = groups.members.get((fact_of.get(f.rule), f.item)) if f.item is not None else None
+        group = groups.members.get((fact_of.get(f.rule, ""), f.item)) if f.item is not None else None
         if group is not None:  # a value group's verdict: each member's
             members: Any = group
         elif f.rule == PROBE_RULE and f.item:  # probes not grouped: one host's
