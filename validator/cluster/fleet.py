@@ -32,6 +32,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from validator.lazy import Made
 from validator.model import FOLDED_VALUES, Finding, Status
 
 FOLDABLE = (Status.PASS, Status.SKIP)
@@ -463,7 +464,7 @@ class FleetEvaluator:
         return out
 
 
-class _Named(Sequence):
+class _Named(Made):
     """The names of a fold's hosts (``runs``: first, last, first, last, ...), each read
     from ``names`` when asked for: ``hosts.compress`` reads them in order, without a list
     of every host number and name."""
@@ -479,15 +480,9 @@ class _Named(Sequence):
     def __len__(self) -> int:
         return self._starts[-1]
 
-    def __getitem__(self, i: Any) -> Any:
+    def _made(self, i: int) -> str:
         import bisect
 
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("host index out of range")
         run = bisect.bisect_right(self._starts, i) - 1
         return self._names[self._runs[2 * run] + i - self._starts[run]]
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.cluster.fleet import reads_whole
+from validator.lazy import Made, MadeBy
 
 PER_HOST = ("cluster.probes", "cluster.hosts")
 # the fields engine._item_label names an item by: a group keeps them, so its label is its id
@@ -40,41 +41,24 @@ class Grouped:
     members: dict[tuple[str, str], _Members] = field(default_factory=dict)
 
 
-class _Members(Sequence):
+class _Members(Made):
     """A group's members: (id, position in the collection), each id read from the
     collection when asked for (its items may be made when read: no ``str`` kept a host)."""
 
-    __slots__ = ("_items", "positions")
+    __slots__ = ("_items", "_positions")
 
     def __init__(self, items: Sequence[dict[str, Any]], positions: array):
-        self._items, self.positions = items, positions
+        self._items, self._positions = items, positions
 
     def __len__(self) -> int:
-        return len(self.positions)
+        return len(self._positions)
 
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        k = self.positions[i]
+    def _made(self, i: int) -> tuple[str, int]:
+        k = self._positions[i]
         return self._items[k]["id"], k
 
     def ids(self) -> Sequence[str]:
-        return _Ids(self)
-
-
-class _Ids(Sequence):
-    __slots__ = ("_members",)
-
-    def __init__(self, members: _Members):
-        self._members = members
-
-    def __len__(self) -> int:
-        return len(self._members)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return self._members[i][0]
+        return MadeBy(len(self), lambda i: self._made(i)[0])
 
 
 def read_fields(rules: Iterable[Any]) -> dict[str, tuple[str, ...]]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from validator.clock import now_utc
 from validator.cluster.rows import FactsFiles, HostSubjects, HostTable
+from validator.lazy import Made
 
 
 def replay(
@@ -394,7 +395,7 @@ def replay_folded(
     write_fleet_result(args, aligned=cluster_at is None)
 
 
-class _Skipping(Sequence):
+class _Skipping(Made):
     """``items`` without the cluster document's place among the files (``at``):
     ``_Skipping(files, at)[k]`` is host k's file. ``by_position``: the other way, host
     names by file position (the fleet evaluator numbers hosts by file), ``""`` at ``at``."""
@@ -410,16 +411,10 @@ class _Skipping(Sequence):
             return n
         return n + 1 if self._by_position else n - 1
 
-    def __getitem__(self, k: Any) -> Any:
-        if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(len(self)))]
+    def _made(self, k: int) -> Any:
         at = self._at
         if at is None:
             return self._items[k]
-        if k < 0:
-            k += len(self)
-        if not 0 <= k < len(self):
-            raise IndexError("index out of range")
         if self._by_position:
             return "" if k == at else self._items[k - (k > at)]
         return self._items[k + (k >= at)]

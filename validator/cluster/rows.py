@@ -20,8 +20,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from validator.lazy import Made
 
-class StringTable(Sequence):
+
+class StringTable(Made):
     """Strings in one UTF-8 buffer, each ``str`` made when read. ``surrogatepass``: any
     ``str`` (a name a JSON document spelled with a lone surrogate escape) comes back as
     it went in."""
@@ -44,14 +46,9 @@ class StringTable(Sequence):
     def __len__(self) -> int:
         return len(self._ends)
 
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _made(self, i: int) -> str:
         ends = self._ends
-        end = ends[i]  # IndexError past the end; a negative index counts from it
-        if i < 0:
-            i += len(ends)
-        return self._blob[ends[i - 1] if i else 0 : end].decode("utf-8", "surrogatepass")
+        return self._blob[ends[i - 1] if i else 0 : ends[i]].decode("utf-8", "surrogatepass")
 
     def __iter__(self) -> Iterator[str]:
         blob, start = self._blob, 0
@@ -60,7 +57,7 @@ class StringTable(Sequence):
             start = end
 
 
-class FactsFiles(Sequence):
+class FactsFiles(Made):
     """The facts files, in order, each ``Path`` made when asked for (an item or a slice:
     a list): what is kept of a file is its name's bytes."""
 
@@ -79,13 +76,7 @@ class FactsFiles(Sequence):
     def __len__(self) -> int:
         return len(self._names)
 
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self._names)
-        if not 0 <= i < len(self._names):
-            raise IndexError("file index out of range")
+    def _made(self, i: int) -> Path:
         return self._parents[bisect.bisect_right(self._starts, i) - 1] / self._names[i]
 
 
@@ -173,7 +164,7 @@ class HostTable:
         return out
 
 
-class HostSubjects(Sequence):
+class HostSubjects(Made):
     """A replayed fleet's subject records, each made when read (a report's ``subjects``):
     what is kept per host is its name (in a ``StringTable``), the 32 bytes of its file's
     SHA-256 and a reference to its ``collected_at``, not a ``Subject`` and its two
@@ -196,13 +187,11 @@ class HostSubjects(Sequence):
         return Subject(name, "node", digest, self._collected[i], f"replay:{name}")
 
     def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return tuple(self[j] for j in range(*i.indices(len(self))))
+        got = super().__getitem__(i)
+        return tuple(got) if isinstance(i, slice) else got  # as a report's subjects
+
+    def _made(self, i: int) -> Any:
         n = len(self._names)
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("subject index out of range")
         return self._host(i, self._names[i]) if i < n else self._tail[i - n]
 
     def __iter__(self) -> Any:

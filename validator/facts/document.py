@@ -20,11 +20,11 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from validator.errors import FactsFileError
+from validator.lazy import MadeBy
 from validator.versions import FACTS_SCHEMA as SCHEMA  # defined in one place (versions.py)
 from validator.versions import unreadable
 
@@ -74,32 +74,13 @@ def items(members: list[dict[str, Any]], *, source: str | None = None) -> Fact:
     return out
 
 
-class MadeItems(Sequence):
-    """A collection's members made when read (an item, or a slice: a list), for a
-    document too large to hold a dict per member: a replayed fleet's cluster document has
-    a probe and a host item per host (``validator.cluster.facts.fleet_document``).
-    ``digest`` encodes it a part at a time; ``json.dumps`` refuses it (never a silent
-    ``[]``)."""
+class MadeItems(MadeBy):
+    """A collection's members made when read (``MadeBy(n, make)``), for a document too
+    large to hold a dict per member: a replayed fleet's cluster document has a probe and a
+    host item per host (``validator.cluster.facts.fleet_document``). ``digest`` encodes
+    it a part at a time; ``json.dumps`` refuses it (never a silent ``[]``)."""
 
-    __slots__ = ("_make", "_n")
-
-    def __init__(self, n: int, make: Callable[[int], dict[str, Any]]):
-        self._n, self._make = n, make
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self._make(k) for k in range(*i.indices(self._n))]
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
-            raise IndexError("item index out of range")
-        return self._make(i)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(self._make, range(self._n))
+    __slots__ = ()
 
 
 def new_document(kind: str, name: str, facts: dict[str, Fact], *, tool_version: str,
