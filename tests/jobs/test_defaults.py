@@ -87,6 +87,11 @@ CASES: dict[str, str] = {
 }
 
 
+def _nodes(path: Path) -> dict[str, Any]:
+    """The node count fact ``lint`` reads from the job file at ``path``."""
+    return read_job([path], None)[0]["facts"]["job.resources.nodes"]
+
+
 def test_operator_pod_counts_left_out_are_the_operators_defaults(tmp_path: Path) -> None:
     """A Kubeflow PyTorchJob (or TFJob, ...) replica spec without replicas has 1 (the training
     operator's default), an MPIJob's Worker 0; a KubeRay worker group without replicas has 0 (the CRD's default), not 1; a
@@ -98,33 +103,33 @@ def test_operator_pod_counts_left_out_are_the_operators_defaults(tmp_path: Path)
                  "          - name: pytorch\n            image: x\n    Worker:\n      replicas: 3\n"
                  "      template:\n        spec:\n          containers:\n          - name: pytorch\n"
                  "            image: x\n")
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 4 and defaults.cite("kubeflow.replicas") in nodes["source"], nodes
     mpi = ("apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata:\n  name: m\nspec:\n  mpiReplicaSpecs:\n"
            "    Launcher:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
            "          - name: l\n            image: x\n    Worker:\n      template:\n        spec:\n"
            "          containers:\n          - name: w\n            image: x\n")
     p.write_text(mpi)  # an MPIJob's workers left out are 0, not 1: no GPU pod at all
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] is None, nodes
     p.write_text(mpi.replace("kind: MPIJob", "kind: TFJob").replace("mpiReplicaSpecs", "tfReplicaSpecs"))
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 2 and defaults.cite("kubeflow.replicas") in nodes["source"], nodes
     p.write_text("apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: r\nspec:\n  entrypoint: python t.py\n"
                  "  rayClusterSpec:\n    headGroupSpec:\n      template:\n        spec:\n          containers:\n"
                  "          - name: head\n            image: x\n    workerGroupSpecs:\n    - groupName: gpu\n"
                  "      template:\n        spec:\n          containers:\n          - name: w\n            image: x\n")
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 1 and defaults.cite("kuberay.worker_replicas") in nodes["source"], nodes
     p.write_text("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: j\nspec:\n"
                  "  replicatedJobs:\n  - name: w\n    template:\n      spec:\n        parallelism: 2\n"
                  "        template:\n          spec:\n            containers:\n            - name: t\n"
                  "              image: x\n")
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 2 and defaults.cite("jobset.replicas") in nodes["source"], nodes
     assert "SetDefaults_Job" not in nodes["source"]  # parallelism was set
     p.write_text(p.read_text().replace("        parallelism: 2\n", ""))
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 1 and defaults.cite("kubernetes.job_parallelism") in nodes["source"], nodes
 
 
@@ -141,16 +146,16 @@ def test_a_volcano_task_without_replicas_runs_no_pod(tmp_path: Path) -> None:
     the node count says which task was defaulted and where that was read. It used to count 1."""
     p = tmp_path / "vcjob.yaml"
     p.write_text(VOLCANO)
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 1, nodes
     assert f"tasks[1]: {defaults.cite('volcano.task_replicas')}" in nodes["source"], nodes
     assert "tasks[0]" not in nodes["source"]  # the master set its replicas
     p.write_text(VOLCANO.replace("    replicas: 1\n", "    replicas: 3\n").replace(
         "  - name: worker\n", "  - name: worker\n    replicas: 4\n"))
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] == 7 and "volcano" not in nodes["source"].lower().replace("volcano job", ""), nodes
     p.write_text(VOLCANO.replace("    replicas: 1\n", ""))  # no task sets replicas: no pod at all
-    nodes = read_job([p], None)[0]["facts"]["job.resources.nodes"]
+    nodes = _nodes(p)
     assert nodes["value"] is None, nodes
 
 
