@@ -15,8 +15,12 @@ import pytest
 
 from tests.helpers import built
 from validator import loader, validation_models
+from validator.errors import RuleFileError
 from validator.packdiff import changelog_entries
 from validator.resources import rules_dir
+from validator.yamlfile import load_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # rule pack v1.0 as released: its verdicts, and the digest its results recorded, never change
 V10_DIGEST = "sha256:a7e26766a6f3da7828de545c4bfd1dc66e16def12f223f81b7f5cd48a18e5a1d"
@@ -92,42 +96,39 @@ def test_result_records_the_pack_and_diff_refuses_another_pack(tmp_path: Path) -
 
 
 # ---- the rule format is defined once --------------------------------------------------------
-# The pydantic models (validation_models.py) are the definition: spec/rulefile.schema.json is
-# generated from them (tests/test_loader.py), and the plain dataclasses the engine reads
-# (loader.py) must match them field for field: names, order, defaults and allowed values.
-
-_PAIRS = [("Check", loader.Check), ("Condition", loader.Condition), ("IfEmpty", loader.IfEmpty),
-          ("Rule", loader.Rule), ("Override", loader._Override), ("RuleFile", loader._RuleFile),
-          ("PackFile", loader._PackFile)]
+# validator/rulemodel.py is the definition: pydantic validates into its dataclasses (no model
+# of its own in validation_models.py), spec/rulefile.schema.json is generated from them
+# (tests/test_loader.py), and the loader, spec and engine import them from there.
 
 
-def _literal(tp: Any) -> Any:
-    """The allowed values of a Literal (inside Optional), else None."""
-    args = typing.get_args(tp)
-    if typing.get_origin(tp) is typing.Literal:
-        return set(args)
-    for a in args:
-        lit = _literal(a)
-        if lit is not None:
-            return lit
-    return None
+def test_the_formats_are_defined_once_in_the_rule_model() -> None:
+    import ast
+    import inspect
+
+    from validator import rulemodel, spec
+
+    tree = ast.parse(inspect.getsource(validation_models))
+    assert not [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)], "validation_models defines no format"
+    for name in ("Check", "Condition", "IfEmpty", "Rule", "Override", "RuleFile", "PackFile", "RulePack"):
+        assert getattr(loader, name) is getattr(rulemodel, name)
+    for name in ("Spec", "Requirement", "Parameter", "FactInfo"):
+        assert getattr(spec, name) is getattr(rulemodel, name)
+    schema = json.loads((ROOT / "spec" / "rulefile.schema.json").read_text())
+    for name in schema["$defs"]:
+        assert dataclasses.is_dataclass(getattr(rulemodel, name)) or issubclass(getattr(rulemodel, name), str), name
 
 
-@pytest.mark.parametrize(("model", "plain"), _PAIRS, ids=[p[0] for p in _PAIRS])
-def test_plain_dataclasses_match_the_pydantic_models(model: str, plain: type) -> None:
-    cls = getattr(validation_models, model)
-    pyd = cls.model_fields
-    plain_fields = {f.name: f for f in dataclasses.fields(plain)}
-    assert list(plain_fields) == list(pyd), f"{model}: fields differ"
-    hints = typing.get_type_hints(plain)
-    for name, pf in pyd.items():
-        f = plain_fields[name]
-        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        if pf.is_required():
-            assert default is dataclasses.MISSING, f"{model}.{name}: required in the model only"
-        else:
-            assert default == pf.default, f"{model}.{name}: default {default!r} != {pf.default!r}"
-        assert _literal(hints[name]) == _literal(pf.annotation), f"{model}.{name}: allowed values differ"
+def test_scopes_and_levels_are_enums_that_read_as_their_values() -> None:
+    from validator.rulemodel import Level, Rule, Scope
+
+    hints = typing.get_type_hints(Rule)
+    assert hints["scope"] is Scope and Level in typing.get_args(hints["level"])
+    assert [s.value for s in Scope] == ["node", "job", "cluster"] and [lv.value for lv in Level] == ["MUST", "SHOULD"]
+    assert Scope.NODE == "node" and f"{Scope.JOB}" == "job" and str(Level.MUST) == "MUST"
+    assert json.dumps([Scope.CLUSTER, Level.SHOULD]) == '["cluster", "SHOULD"]'
+    data = load_yaml(rules_dir() / "v1.1" / "node.yaml")
+    rule = validation_models.validate("RuleFile", data, "node.yaml", RuleFileError).rules[0]
+    assert type(rule.scope) is Scope and rule.scope == data["rules"][0]["scope"]
 
 
 def test_the_schema_carries_the_fields_added_for_v1_1() -> None:

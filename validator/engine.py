@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
-from validator.loader import Condition, Rule, RulePack
 from validator.model import Finding, Location, Status, gc_paused
 from validator.operators import AGGREGATE_OPS, OPERATORS
+from validator.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
 from validator.selection import is_selected
-from validator.spec import FactInfo, ParamValue, Spec
+from validator.spec import ParamValue
 from validator.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
 from validator.wording import value_words
 

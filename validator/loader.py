@@ -13,284 +13,33 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, fields, replace
-from dataclasses import field as dc_field
+from dataclasses import fields, replace
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Any
 
 from validator import __version__
-from validator.errors import RuleFileError, SpecCheckError, UnitError, UnknownRuleError
-from validator.operators import AGGREGATE_OPS, OPERATORS
+from validator.errors import RuleFileError, SpecCheckError, UnitError
+from validator.operators import AGGREGATE_OPS
 from validator.resources import rules_dir
-from validator.spec import FactInfo, Spec, _json_native, plain
+from validator.rulemodel import (
+    RULE_ID,
+    Check,
+    Condition,
+    IfEmpty,
+    Override,
+    PackFile,
+    Rule,
+    RuleFile,
+    RulePack,
+)
+from validator.spec import FactInfo, Spec
 from validator.units import parse_quantity
 from validator.yamlfile import line_of, load_yaml
 
-RULE_ID = re.compile(r"^[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*$")
-_REF_KEYS = ("param", "field", "fact", "formula")
-
-
-def __getattr__(name: str) -> Any:
-    """``RuleFile`` and ``PackFile``, the pydantic models (schemas.py makes the rule-file
-    JSON Schema from them), imported only when asked for."""
-    if name in ("RuleFile", "PackFile", "Override"):
-        from validator import validation_models
-
-        return getattr(validation_models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _check_value_form(value: Any) -> Any:
-    """A value is a literal or exactly one of {param}, {field}, {fact}, {formula, args}.
-    Whether "550" or "400 Gb/s" is a quantity depends on the fact it is compared with (a
-    driver version is a string): ``_check_value`` decides, against the catalogue."""
-    if isinstance(value, dict):
-        keys = set(value)
-        refs = keys & set(_REF_KEYS)
-        if len(refs) != 1 or (keys - refs - {"args"}) or ("args" in keys and "formula" not in keys):
-            raise ValueError(
-                "a value reference is one of {param: NAME}, {field: NAME}, {fact: NAME}, "
-                f"{{formula: NAME, args: {{...}}}}; got keys {sorted(keys)}"
-            )
-        ref = next(iter(refs))
-        if not isinstance(value[ref], str):  # {param: [a]} is no name (it raised TypeError)
-            got = "a list" if isinstance(value[ref], list) else type(value[ref]).__name__
-            raise ValueError(f"{ref}: expected a name, got {got}")
-        if "args" in value:
-            if not isinstance(value["args"], dict):
-                raise ValueError("formula args must be a mapping")
-            for v in value["args"].values():
-                _check_value_form(v)
-    elif isinstance(value, list):
-        for v in value:
-            _check_value_form(v)
-    return value
-
-
-# ---- the rules as the engine reads them -------------------------------------------------
-# Plain frozen dataclasses, field for field the pydantic models of validation_models.py
-# (which validate a file the plain checks below do not accept, and give the JSON Schema).
-
-
-@dataclass(frozen=True, kw_only=True)
-class Check:
-    op: str
-    value: Any = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Condition(Check):
-    fact: str | None = None
-    field: str | None = None
-    param: str | None = None  # a ``when`` on a profile parameter (platform_metric_families)
-    reason: str | None = None  # a condition that does not hold skips (or passes) with this text
-    otherwise: Literal["skip", "pass"] = "skip"  # a ``when`` that does not hold: not applicable, or met
-    cite: bool = False  # a ``when`` that holds: the verdict's message names the fact's value and source
-
-
-@dataclass(frozen=True, kw_only=True)
-class IfEmpty:
-    status: Literal["skip", "fail", "pass", "error"] = "skip"
-    message: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Rule:
-    id: str
-    requirement: str
-    scope: Literal["node", "job", "cluster"]
-    level: Literal["MUST", "SHOULD"] | None = None
-    summary: str
-    why: str
-    remediation: str
-    fact: str
-    field: str | None = None
-    check: Check
-    when: list[Condition] = dc_field(default_factory=list)
-    where: list[Condition] = dc_field(default_factory=list)
-    filter: list[Condition] = dc_field(default_factory=list)  # items that fail these get no finding
-    if_empty: IfEmpty | None = None
-    since: str = "1.0"
-    status: Literal["stable", "preview", "deprecated"] = "stable"
-    enabled: bool = True
-    cite_source: bool = False  # pass/fail messages end with the fact's source (mechanism, setting)
-
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        """As pydantic's ``model_dump`` gave it (the pack digest is made of these)."""
-        return plain(self, mode)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Override:
-    id: str
-    level: Literal["MUST", "SHOULD"] | None = None
-    check: Check | None = None
-    when: list[Condition] | None = None
-    enabled: bool | None = None
-    summary: str | None = None
-    remediation: str | None = None
-    if_empty: IfEmpty | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class _RuleFile:
-    rules: list[Rule] = dc_field(default_factory=list)
-    overrides: list[_Override] = dc_field(default_factory=list)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _PackFile:
-    id: str
-    spec_version: str
-    min_engine_version: str = "0.1"
-    extends: str | None = None
-    description: str = ""
-
-
-_RUNTIME = SimpleNamespace(Check=Check, Condition=Condition, IfEmpty=IfEmpty, Rule=Rule, Override=_Override,
-                           RuleFile=_RuleFile, PackFile=_PackFile)
-
-
-# ---- plain checks: accept a file exactly as the models would, or leave it to them ----------
-
-
-class _NotPlain(Exception):
-    """Not certainly valid as it stands: the pydantic models decide (and say why)."""
-
-
-def _take(data: Any, required: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(data, dict) or not set(required) <= data.keys() or not data.keys() <= {*required, *optional}:
-        raise _NotPlain
-    return data
-
-
-def _str(v: Any, none: bool = False) -> Any:
-    if type(v) is str or (none and v is None):
-        return v
-    raise _NotPlain
-
-
-def _one_of(v: Any, allowed: tuple[Any, ...]) -> Any:
-    if (type(v) is str or v is None) and v in allowed:
-        return v
-    raise _NotPlain
-
-
-def _plain_check(d: Any, cls: type[Check]) -> Check:
-    extra = ("fact", "field", "param", "reason", "otherwise", "cite") if cls is Condition else ()
-    d = _take(d, ("op",), ("value", *extra))
-    if type(d["op"]) is not str or d["op"] not in OPERATORS or not _json_native(d.get("value")):
-        raise _NotPlain
-    try:
-        _check_value_form(d.get("value"))
-    except ValueError:
-        raise _NotPlain from None
-    for k in extra:
-        if k == "otherwise":
-            _one_of(d.get(k, "skip"), ("skip", "pass"))
-        elif k == "cite":
-            if type(d.get(k, False)) is not bool:
-                raise _NotPlain
-        else:
-            _str(d.get(k), none=True)
-    return cls(**d)
-
-
-def _plain_conditions(v: Any) -> list[Condition]:
-    if not isinstance(v, list):
-        raise _NotPlain
-    return [_plain_check(c, Condition) for c in v]  # type: ignore[misc]
-
-
-_RULE_KEYS = tuple(f.name for f in fields(Rule))
-
-
-def _plain_rule(d: Any) -> Rule:
-    d = _take(d, ("id", "requirement", "scope", "summary", "why", "remediation", "fact", "check"), _RULE_KEYS)
-    if not RULE_ID.fullmatch(_str(d["id"])):
-        raise _NotPlain
-    for k in ("requirement", "summary", "why", "remediation", "fact", "since"):
-        if k in d:
-            _str(d[k])
-    _str(d.get("field"), none=True)
-    _one_of(d["scope"], ("node", "job", "cluster"))
-    _one_of(d.get("level"), ("MUST", "SHOULD", None))
-    _one_of(d.get("status", "stable"), ("stable", "preview", "deprecated"))
-    if type(d.get("enabled", True)) is not bool or type(d.get("cite_source", False)) is not bool:
-        raise _NotPlain
-    out = dict(d)
-    out["check"] = _plain_check(d["check"], Check)
-    for k in ("when", "where", "filter"):
-        if k in d:
-            out[k] = _plain_conditions(d[k])
-    if d.get("if_empty") is not None:
-        out["if_empty"] = _plain_if_empty(d["if_empty"])
-    return Rule(**out)
-
-
-def _plain_if_empty(d: Any) -> IfEmpty:
-    e = _take(d, ("message",), ("status",))
-    _str(e["message"])
-    _one_of(e.get("status", "skip"), ("skip", "fail", "pass", "error"))
-    return IfEmpty(**e)
-
-
-def _plain_override(d: Any) -> _Override:
-    d = _take(d, ("id",), ("level", "check", "when", "enabled", "summary", "remediation", "if_empty"))
-    _str(d["id"])
-    _one_of(d.get("level"), ("MUST", "SHOULD", None))
-    for k in ("summary", "remediation"):
-        _str(d.get(k), none=True)
-    if d.get("enabled") is not None and type(d["enabled"]) is not bool:
-        raise _NotPlain
-    out = dict(d)
-    if d.get("check") is not None:
-        out["check"] = _plain_check(d["check"], Check)
-    if d.get("when") is not None:
-        out["when"] = _plain_conditions(d["when"])
-    if d.get("if_empty") is not None:
-        out["if_empty"] = _plain_if_empty(d["if_empty"])
-    return _Override(**out)
-
-
-def _plain_file(model: str, data: Any) -> Any:
-    data = {} if data is None else data
-    if model == "PackFile":
-        d = _take(data, ("id", "spec_version"), ("min_engine_version", "extends", "description"))
-        for k in ("id", "spec_version", "min_engine_version", "description"):
-            if k in d:
-                _str(d[k])
-        _str(d.get("extends"), none=True)
-        return _PackFile(**d)
-    d = _take(data, (), ("rules", "overrides"))
-    for k in ("rules", "overrides"):
-        if k in d and not isinstance(d[k], list):
-            raise _NotPlain
-    return _RuleFile(rules=[_plain_rule(r) for r in d.get("rules", [])],
-                     overrides=[_plain_override(o) for o in d.get("overrides", [])])
-
-
-@dataclass(frozen=True)
-class RulePack:
-    id: str
-    spec_version: str
-    rules: tuple[Rule, ...]
-    digest: str
-    files: tuple[str, ...]
-
-    def get(self, rule_id: str) -> Rule:
-        for r in self.rules:
-            if r.id == rule_id:
-                return r
-        known = ", ".join(r.id for r in self.rules[:6])
-        raise UnknownRuleError(f'no such rule: "{rule_id}" (known: {known}, ...; see `spec-check rules list`)')
-
-    def level_of(self, rule: Rule, spec: Spec) -> str:
-        if rule.level:
-            return rule.level
-        req = spec.requirement(rule.requirement)
-        return req.level if req else "MUST"
+__all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
+           "load_pack", "pack_dir_for", "pack_versions"]
+# The rule format itself (Rule, Check, ... RulePack) is validator/rulemodel.py; these names
+# stay importable from here for the code and tests that know them by this module.
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
@@ -298,14 +47,11 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 
 
 def _validate(model: str, data: Any, path: Path) -> Any:
-    """A rule or pack file as runtime objects: by the plain checks when the file is
-    certainly valid as it stands, else by the pydantic models (their error, at file:line)."""
-    try:
-        return _plain_file(model, data)
-    except _NotPlain:
-        from validator import validation_models
+    """A rule or pack file as rulemodel objects, validated by pydantic (its error at
+    file:line). Only a compile runs this: the bundled pack comes from compiled.py's cache."""
+    from validator import validation_models
 
-        return validation_models.validate(model, data, str(path), RuleFileError, _RUNTIME)
+    return validation_models.validate(model, data, str(path), RuleFileError)
 
 
 def _index(root: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
@@ -361,7 +107,7 @@ def _rule_files(pack_path: Path) -> list[Path]:
 
 
 def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
-                     origins: Origins) -> tuple[_PackFile, list[Rule], list[str]]:
+                     origins: Origins) -> tuple[PackFile, list[Rule], list[str]]:
     real = Path(os.path.realpath(pack_path))  # "extends: ../mine" is the same pack by another name
     if real in seen:
         chain = " -> ".join(p.name for p in (*seen, real))
@@ -377,7 +123,7 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
                 f"this pack needs spec-check >= {need} (this is {__version__})",
                 file=str(meta_path), line=line_of(raw_meta, ("min_engine_version",)),
             )
-    meta: _PackFile = _validate("PackFile", raw_meta, meta_path)
+    meta: PackFile = _validate("PackFile", raw_meta, meta_path)
     rules: list[Rule] = []
     files: list[str] = []
     if meta.extends:
@@ -388,7 +134,7 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
     by_id = {r.id: i for i, r in enumerate(rules)}
     for path in _rule_files(pack_path):
         data = load_yaml(path)
-        rf: _RuleFile = _validate("RuleFile", data, path)
+        rf: RuleFile = _validate("RuleFile", data, path)
         files.append(str(path))
         for i, rule in enumerate(rf.rules):
             if rule.id in by_id:

@@ -1,4 +1,5 @@
-"""The JSON Schemas in spec/: the rule-file schema is generated from the loader's models
+"""The JSON Schemas in spec/: the rule-file schema is generated from the rule model
+(validator/rulemodel.py, through pydantic)
 (so it cannot drift; a test compares), the facts and result schemas are written by hand
 (they are contracts for outside tools)."""
 
@@ -9,13 +10,30 @@ from typing import Any
 
 
 def rulefile_schema() -> dict[str, Any]:
-    from validator.loader import PackFile, RuleFile
+    from validator.validation_models import adapter
 
-    schema = RuleFile.model_json_schema()
+    schema = adapter("RuleFile").json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "spec-check rule file (rules/vX/*.yaml)"
-    schema.setdefault("$defs", {})["PackFile"] = PackFile.model_json_schema()
+    schema.setdefault("$defs", {})["PackFile"] = adapter("PackFile").json_schema()
+    _factory_defaults(schema)
     return schema
+
+
+def _factory_defaults(schema: dict[str, Any]) -> None:
+    """pydantic leaves out the default of a dataclass field made by a factory (``when:
+    []``); the schema states it, as it did when the models were pydantic's own."""
+    import dataclasses
+
+    from validator import rulemodel
+
+    for name, d in schema["$defs"].items():
+        cls = getattr(rulemodel, name, None)
+        if not dataclasses.is_dataclass(cls):
+            continue
+        for f in dataclasses.fields(cls):
+            if f.default_factory is not dataclasses.MISSING and f.name in d.get("properties", {}):
+                d["properties"][f.name]["default"] = f.default_factory()
 
 
 def rulefile_schema_text() -> str:

@@ -8,154 +8,30 @@ cites. A run resolves the parameters once (defaults, then ``--profile FILE``, th
 
 from __future__ import annotations
 
-import dataclasses
-import datetime
 import math
-import re
 import reprlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from validator.errors import RuleFileError, SpecCheckError, UnitError
 from validator.resources import spec_dir
+from validator.rulemodel import (
+    PLAIN_DIMENSIONS,
+    QUANTITY_DIMENSIONS,
+    REQ_ID,
+    FactInfo,
+    Parameter,
+    Requirement,
+    Spec,
+    plain,
+)
 from validator.units import Quantity, parse_quantity
 from validator.yamlfile import line_of, load_yaml
 
-REQ_ID = re.compile(r"^[A-Z]{2,5}-\d{2}$")
-QUANTITY_DIMENSIONS = ("bitrate", "bytes", "duration", "gpu_time", "power", "energy")
-PLAIN_DIMENSIONS = ("count", "ratio", "steps", "string", "list", "bool")
-
-
-def plain(obj: Any, mode: str = "python") -> Any:
-    """A dataclass as pydantic's ``model_dump`` gave it: nested objects as dicts, lists
-    copied; ``mode="json"`` also turns what JSON lacks into what pydantic made of it
-    (dates as ISO text, NaN and infinities as null, tuples and sets as lists)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: plain(getattr(obj, f.name), mode) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {k: plain(v, mode) for k, v in obj.items()}
-    if isinstance(obj, list) or (mode == "json" and isinstance(obj, (tuple, set, frozenset))):
-        return [plain(v, mode) for v in obj]
-    if mode == "json":
-        if isinstance(obj, float) and not math.isfinite(obj):
-            return None
-        if isinstance(obj, (datetime.date, datetime.time)):
-            return obj.isoformat()
-        if isinstance(obj, bytes):
-            return obj.decode("utf-8")
-    return obj
-
-
-class _Dumps:
-    """``model_dump`` and ``model_copy`` as on the pydantic models these replace (``spec
-    show --format json`` dumps the catalogue; tests copy it)."""
-
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        return plain(self, mode)
-
-    def model_copy(self, update: dict[str, Any] | None = None) -> Any:
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Parameter(_Dumps):
-    default: Any = None
-    dimension: str  # one of QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS
-    description: str
-    source: str
-    label: str | None = None  # how a finding names it ("metric families the platform provides")
-    values: dict[str, str] | None = None  # coded list values in words, as a fact's ``values``
-
-
-@dataclass(frozen=True, kw_only=True)
-class Requirement(_Dumps):
-    id: str
-    level: Literal["MUST", "SHOULD"]
-    title: str
-    statement: str
-    rationale: str
-    scopes: list[Literal["node", "job", "cluster"]]
-    parameters: list[str] = dataclasses.field(default_factory=list)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Spec(_Dumps):
-    spec_version: str
-    title: str
-    status: str
-    requirements: list[Requirement]
-    parameters: dict[str, Parameter]
-
-    def requirement(self, req_id: str) -> Requirement | None:
-        return next((r for r in self.requirements if r.id == req_id), None)
-
-
-class _NotPlain(Exception):
-    """Not certainly valid as it stands: validation_models decides (and says why)."""
-
-
-def _keys(d: Any, required: set[str], optional: set[str]) -> dict[str, Any]:
-    if not isinstance(d, dict) or not required <= d.keys() or not d.keys() <= required | optional:
-        raise _NotPlain
-    return d
-
-
-def _strs(d: dict[str, Any], *names: str) -> None:
-    if any(type(d[n]) is not str for n in names if n in d):
-        raise _NotPlain
-
-
-def _json_native(v: Any) -> bool:
-    """Values pydantic keeps and dumps unchanged: no dates, no NaN, no tuples (the plain
-    loaders of the spec and of rule packs accept nothing else)."""
-    t = type(v)
-    if t in (str, int, bool, type(None)):
-        return True
-    if t is float:
-        return math.isfinite(v)
-    if isinstance(v, list):
-        return all(_json_native(x) for x in v)
-    if isinstance(v, dict):
-        return all(type(k) is str and _json_native(x) for k, x in v.items())
-    return False
-
-
-def _plain_spec(data: Any) -> Spec:
-    """The catalogue, when it is certainly valid as it stands (the bundled one is)."""
-    d = _keys(data, {"spec_version", "title", "status", "requirements", "parameters"}, set())
-    _strs(d, "spec_version", "title", "status")
-    if not isinstance(d["requirements"], list) or not isinstance(d["parameters"], dict):
-        raise _NotPlain
-    reqs = []
-    for r in d["requirements"]:
-        r = _keys(r, {"id", "level", "title", "statement", "rationale", "scopes"}, {"parameters"})
-        _strs(r, "id", "title", "statement", "rationale")
-        if (not REQ_ID.fullmatch(r["id"]) or r["level"] not in ("MUST", "SHOULD") or type(r["level"]) is not str
-                or not isinstance(r["scopes"], list)
-                or any(type(x) is not str or x not in ("node", "job", "cluster") for x in r["scopes"])
-                or not isinstance(r.get("parameters", []), list)
-                or any(type(x) is not str for x in r.get("parameters", []))):
-            raise _NotPlain
-        lists: dict[str, Any] = {k: list(r[k]) for k in ("scopes", "parameters") if k in r}  # plain lists
-        reqs.append(Requirement(**(r | lists)))
-    params = {}
-    for name, p in d["parameters"].items():
-        p = _keys(p, {"dimension", "description", "source"}, {"default", "label", "values"})
-        _strs(p, "dimension", "description", "source")
-        if p.get("label") is not None and type(p["label"]) is not str:
-            raise _NotPlain
-        if p.get("values") is not None:
-            if not (isinstance(p["values"], dict)
-                    and all(type(k) is str and type(v) is str for k, v in p["values"].items())):
-                raise _NotPlain
-            p = {**p, "values": dict(p["values"])}
-        if type(name) is not str or p["dimension"] not in QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS \
-                or not _json_native(p.get("default")):
-            raise _NotPlain
-        params[name] = Parameter(**p)
-    return Spec(spec_version=d["spec_version"], title=d["title"], status=d["status"], requirements=reqs,
-                parameters=params)
+__all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "ParamValue", "Parameter", "Requirement",
+           "Spec", "load_fact_catalogue", "load_spec", "plain", "resolve_parameters"]
+# The spec and fact-catalogue formats are validator/rulemodel.py; importable from here too.
 
 
 def load_spec(version: str) -> Spec:
@@ -165,13 +41,9 @@ def load_spec(version: str) -> Spec:
         known = sorted(p.name[1:] for p in spec_dir().glob("v*") if (p / "requirements.yaml").is_file())
         raise SpecCheckError(f'no spec version "{version}" (known: {", ".join(known) or "none"})')
     data = load_yaml(path)
-    try:
-        spec = _plain_spec(data)
-    except _NotPlain:
-        import validator.spec as runtime
-        from validator import validation_models
+    from validator import validation_models  # on the load path only: compiled.py caches the result
 
-        spec = validation_models.validate("Spec", data, str(path), RuleFileError, runtime)
+    spec: Spec = validation_models.validate("Spec", data, str(path), RuleFileError)
     for req in spec.requirements:
         for name in req.parameters:
             if name not in spec.parameters:
@@ -356,18 +228,6 @@ def quantity_or_none(p: ParamValue) -> Quantity | None:
 
 
 # ---- fact catalogue ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FactInfo:
-    name: str
-    type: str
-    unit: str | None
-    label: str
-    fields: dict[str, FactInfo]
-    # coded values in words, for sentences that quote them ("divisible" -> "global batch a
-    # multiple of micro-batch x data-parallel size"); the facts keep the codes
-    values: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def load_fact_catalogue() -> dict[str, FactInfo]:

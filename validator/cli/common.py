@@ -133,17 +133,32 @@ def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")
     """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
     evaluates, so ``check --select CKPT`` (job rules only) is a usage error, not a silent
     "conformant" with nothing checked."""
+    from validator.compiled import load_bundled
     from validator.engine import Context
-    from validator.loader import load_pack
     from validator.selection import check_prefixes, check_something_selected
-    from validator.spec import load_fact_catalogue, load_spec, resolve_parameters
+    from validator.spec import resolve_parameters
 
-    spec = load_spec(opts.spec_version)
+    # the bundled spec, catalogue and pack come compiled (validator/compiled.py); a custom
+    # pack is loaded from its files on every run, against the bundled spec and catalogue
+    try:
+        spec, catalogue, pack = load_bundled(opts.spec_version, opts.rules_version, pack=opts.rules is None)
+    except SpecCheckError:  # reported below, in the order the steps take (a bad profile first)
+        spec, catalogue, pack = None, None, None
+    if spec is None:
+        from validator.spec import load_spec
+
+        spec = load_spec(opts.spec_version)
     params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
-    catalogue = load_fact_catalogue()
+    if catalogue is None:
+        from validator.spec import load_fact_catalogue
+
+        catalogue = load_fact_catalogue()
     if opts.rules is not None and opts.rules_version is not None:
         raise SpecCheckError("--rules and --rules-version both name a rule pack: give one")
-    pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
+    if pack is None:
+        from validator.loader import load_pack
+
+        pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
     in_scope = [r.id for r in pack.rules if r.scope in scopes]
     check_prefixes(in_scope, opts.select, opts.ignore,
                    elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
