@@ -1,0 +1,109 @@
+"""Start-up of the verbs a node or CI runs most, side by side with their peers, as ratios.
+
+    python bench/start_bench.py [--runs 15] [--file CONFIG]
+
+Each command is a fresh process, as a user runs it; the commands are run round-robin (one
+of each, then again) so that a busy machine slows them alike, and the medians of wall
+time and of CPU time (user + system, from the kernel's child accounting: less sensitive
+to other load than wall time) are printed with their ratio to the peer and the aim:
+
+* ``spec-check check`` (terminal and JSON) against ``python -c "import psutil"`` in the
+  same interpreter, the floor of any Python tool that probes a node: aim at most 3x;
+* ``spec-check --help`` against the same: aim at most 2.5x;
+* ``spec-check lint FILE`` of one file against ``check-jsonschema --schemafile {} FILE``
+  (which only parses the file): aim at most 0.5x. Needs ``pip install check-jsonschema``.
+
+The bundled rule pack is compiled once before timing (validator/compiled.py), as on any
+machine after its first run. Nothing is asserted (tests never assert times; machines
+differ, ratios travel better). tests/test_startup.py checks what can be checked without
+a clock: which modules each of these verbs imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus", Path("/work/shared/corpus")) if p.is_dir()), None)
+
+
+def _run(cmd: list[str]) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _one_file(given: Path | None) -> Path | None:
+    if given is not None:
+        return given
+    if CORPUS is None:
+        return None
+    return next(iter(sorted(CORPUS.rglob("*.json"))), None)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--file", type=Path, default=None, help="the config lint reads (default: a corpus JSON file)")
+    args = ap.parse_args()
+    exe = shutil.which("spec-check", path=os.path.dirname(sys.executable))
+    tool = [exe] if exe and not os.environ.get("PYTHONPATH") else [sys.executable, "-m", "validator"]
+    cjs = shutil.which("check-jsonschema", path=os.path.dirname(sys.executable)) or shutil.which("check-jsonschema")
+    one = _one_file(args.file)
+    with tempfile.TemporaryDirectory() as tmp:
+        schema = Path(tmp) / "trivial.json"
+        schema.write_text(json.dumps({}))
+        cases: dict[str, list[str]] = {
+            "psutil": [sys.executable, "-c", "import psutil"],
+            "check": [*tool, "check"],
+            "check json": [*tool, "check", "--format", "json"],
+            "--help": [*tool, "--help"],
+        }
+        if one is not None and cjs:
+            cases["lint 1 file"] = [*tool, "lint", str(one)]
+            cases["check-jsonschema 1 file"] = [cjs, "--schemafile", str(schema), str(one)]
+        for cmd in cases.values():  # compile the pack, warm the page cache
+            _run(cmd)
+        walls: dict[str, list[float]] = {k: [] for k in cases}
+        cpus: dict[str, list[float]] = {k: [] for k in cases}
+        for _ in range(args.runs):
+            for name, cmd in cases.items():
+                w, c = _run(cmd)
+                walls[name].append(w)
+                cpus[name].append(c)
+    wall = {k: statistics.median(v) for k, v in walls.items()}
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    print(f"median of {args.runs} runs each, round-robin; {sys.executable}")
+    print(f"{'command':<26}{'wall':>9}{'cpu':>9}")
+    for k in cases:
+        print(f"{k:<26}{wall[k] * 1000:>7.0f}ms{cpu[k] * 1000:>7.0f}ms")
+    print(f"\n{'ratio':<36}{'wall':>7}{'cpu':>7}{'aim':>8}")
+    rows = [("check / import psutil", "check", "psutil", 3.0),
+            ("check json / import psutil", "check json", "psutil", 3.0),
+            ("--help / import psutil", "--help", "psutil", 2.5)]
+    if "lint 1 file" in cases:
+        rows.append(("lint / check-jsonschema (1 file)", "lint 1 file", "check-jsonschema 1 file", 0.5))
+    else:
+        print("(lint row left out: no corpus file or no check-jsonschema; pip install check-jsonschema)")
+    for label, a, b, aim in rows:
+        rw, rc = wall[a] / wall[b], cpu[a] / cpu[b]
+        print(f"{label:<36}{rw:>6.2f}x{rc:>6.2f}x{'<= ' + str(aim) + 'x':>8}{'' if rw <= aim else '  (over)'}")
+    print(f"\nload average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (ratios are fairest on a quiet machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
