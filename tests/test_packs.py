@@ -9,9 +9,6 @@ import subprocess
 import sys
 import typing
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.helpers import built
 from validator import loader, validation_models

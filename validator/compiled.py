@@ -38,6 +38,7 @@ user is editing), against the cached spec and catalogue.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -50,8 +51,9 @@ from validator.resources import rules_dir, spec_dir
 
 FORMAT = "1"  # bump when the entry layout changes
 COMPILER_MODULES = (
-    "compiled.py", "errors.py", "formulas.py", "loader.py", "operators.py", "resources.py", "rulemodel.py",
-    "safeio.py", "spec.py", "units.py", "validation_models.py", "yamlfile.py", "jobs/source.py",
+    "__init__.py", "compiled.py", "errors.py", "formulas.py", "loader.py", "operators.py", "resources.py",
+    "rulemodel.py", "safeio.py", "spec.py", "units.py", "validation_models.py", "yamlfile.py",
+    "jobs/source.py", "jobs/__init__.py", "facts/__init__.py", "facts/document.py", "versions.py", "lazy.py",
 )
 """Modules (under validator/) whose code decides what a compile gives or rejects;
 tests/test_compiled.py checks that a compile imports no other module of validator."""
@@ -169,7 +171,7 @@ def _key(spec_version: str, rules_version: str | None) -> str | None:
 
 
 def _files(root: Path) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
         out.extend(Path(dirpath, f) for f in filenames)
@@ -275,10 +277,8 @@ def _write(key: str, body: bytes) -> None:
         return
     finally:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
     _prune(d, keep=path)
 
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from validator.errors import UnknownRuleError
 
@@ -39,7 +39,7 @@ class _StrEnum(str, Enum):
     no ``enum.StrEnum``)."""
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]
 
 
 class Scope(_StrEnum):
@@ -158,10 +158,10 @@ class _Dumps:
     """``model_dump`` and ``model_copy`` as on the pydantic models these replaced (``spec
     show --format json`` dumps the catalogue; the pack digest is made of rule dumps)."""
 
-    __pydantic_config__ = {"extra": "forbid"}  # what pydantic validates: no unknown key
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}  # pydantic: no unknown key
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        return plain(self, mode)  # type: ignore[no-any-return]
+        return plain(self, mode)  # type: ignore[no-any-return, unused-ignore]
 
     def model_copy(self, update: dict[str, Any] | None = None) -> Any:
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]

@@ -21,6 +21,7 @@ from validator.errors import SpecCheckError
 from validator.rulemodel import FILE_MODELS
 from validator.yamlfile import line_of
 
+
 @cache
 def adapter(model: str) -> TypeAdapter[Any]:
     """The TypeAdapter of one file format (``RuleFile``, ``PackFile``, ``Spec``)."""

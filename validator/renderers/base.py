@@ -6,9 +6,10 @@ the same findings, and tests render into ``io.StringIO``.
 
 from __future__ import annotations
 
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
-from validator.model import Report
+if TYPE_CHECKING:  # the interface only names it: `probe` and `--help` need not import it
+    from validator.model import Report
 
 
 class Renderer(Protocol):
