@@ -135,3 +135,18 @@ def test_the_schema_carries_the_fields_added_for_v1_1() -> None:
     cond = schema["$defs"]["Condition"]["properties"]
     assert set(cond["otherwise"]["enum"]) == {"skip", "pass"} and "param" in cond
     assert "cite_source" in schema["$defs"]["Rule"]["properties"]
+
+
+def test_contributing_add_a_rule_names_files_that_exist() -> None:
+    """The walk-through's file list matches the tree (placeholders like vX and <scope>
+    match any version and scope)."""
+    import re
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text.split("## Recipe: add a rule", 1)[1].split("\n## ", 1)[0]
+    named = {m for m in re.findall(r"`([^` ]+)`", section) if "/" in m and not m.startswith("--")}
+    assert {"validator/rulemodel.py", "validator/compiled.py", "tests/test_compiled.py"} <= named
+    for path in sorted(named):
+        pattern = re.sub(r"<[a-z]+>|\bvX\b|\*", "*", path.split(":")[0])
+        assert list(ROOT.glob(pattern)), f"CONTRIBUTING.md names {path}, which is not in the tree"
+    assert "_ADDED_IN_1_1" in (ROOT / "validator" / "loader.py").read_text()
