@@ -1,6 +1,6 @@
 """Start-up of the verbs a node or CI runs most, side by side with their peers, as ratios.
 
-    python bench/start_bench.py [--runs 15] [--file CONFIG]
+    python bench/start_bench.py [--runs 15] [--file CONFIG] [--before CHECKOUT]
 
 Each command is a fresh process, as a user runs it; the commands are run round-robin (one
 of each, then again) so that a busy machine slows them alike, and the medians of wall
@@ -12,6 +12,9 @@ to other load than wall time) are printed with their ratio to the peer and the a
 * ``spec-check --help`` against the same: aim at most 2.5x;
 * ``spec-check lint FILE`` of one file against ``check-jsonschema --schemafile {} FILE``
   (which only parses the file): aim at most 0.5x. Needs ``pip install check-jsonschema``.
+
+``--before CHECKOUT`` also times another checkout's ``check`` and ``lint`` (e.g. main's)
+in the same rounds, so a change is measured against its baseline under the same load.
 
 The bundled rule pack is compiled once before timing (validator/compiled.py), as on any
 machine after its first run. Nothing is asserted (tests never assert times; machines
@@ -38,9 +41,13 @@ CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus", Path("/work/shared
 
 
 def _run(cmd: list[str]) -> tuple[float, float]:
+    env = None
+    if cmd[0] == "BEFORE":  # ["BEFORE", checkout, command...]
+        env = {**os.environ, "PYTHONPATH": cmd[1]}
+        cmd = cmd[2:]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -58,9 +65,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--file", type=Path, default=None, help="the config lint reads (default: a corpus JSON file)")
+    ap.add_argument("--before", type=Path, default=None, help="another checkout to time alongside (PYTHONPATH)")
     args = ap.parse_args()
-    exe = shutil.which("spec-check", path=os.path.dirname(sys.executable))
-    tool = [exe] if exe and not os.environ.get("PYTHONPATH") else [sys.executable, "-m", "validator"]
+    tool = [sys.executable, "-m", "validator"]  # this checkout (PYTHONPATH), or the installed package
     cjs = shutil.which("check-jsonschema", path=os.path.dirname(sys.executable)) or shutil.which("check-jsonschema")
     one = _one_file(args.file)
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,6 +82,12 @@ def main() -> int:
         if one is not None and cjs:
             cases["lint 1 file"] = [*tool, "lint", str(one)]
             cases["check-jsonschema 1 file"] = [cjs, "--schemafile", str(schema), str(one)]
+        if args.before is not None:
+            old = ["BEFORE", str(args.before.resolve()), sys.executable, "-m", "validator"]
+            cases["check (before)"] = [*old, "check"]
+            cases["check json (before)"] = [*old, "check", "--format", "json"]
+            if "lint 1 file" in cases:
+                cases["lint 1 file (before)"] = [*old, "lint", str(one)]
         for cmd in cases.values():  # compile the pack, warm the page cache
             _run(cmd)
         walls: dict[str, list[float]] = {k: [] for k in cases}
@@ -96,6 +109,11 @@ def main() -> int:
             ("--help / import psutil", "--help", "psutil", 2.5)]
     if "lint 1 file" in cases:
         rows.append(("lint / check-jsonschema (1 file)", "lint 1 file", "check-jsonschema 1 file", 0.5))
+    if args.before is not None:
+        rows += [("before: check / import psutil", "check (before)", "psutil", 3.0),
+                 ("before: check json / import psutil", "check json (before)", "psutil", 3.0)]
+        if "lint 1 file (before)" in cases:
+            rows.append(("before: lint / check-jsonschema", "lint 1 file (before)", "check-jsonschema 1 file", 0.5))
     else:
         print("(lint row left out: no corpus file or no check-jsonschema; pip install check-jsonschema)")
     for label, a, b, aim in rows:

@@ -14,7 +14,6 @@ import os
 import re
 import socket
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -61,6 +60,8 @@ def open_atomic(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
         return
     _sweep(target)
     try:
+        import tempfile  # with shutil, random and the compressors: only when a file is written
+
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{_HOST}.{os.getpid()}.", suffix=".tmp",
                                    dir=target.parent)
     except OSError as exc:

@@ -155,32 +155,42 @@ def _rebuild(data: dict[str, Any], pack: bool) -> tuple[Any, dict[str, Any], Any
 
 def _key(spec_version: str, rules_version: str | None) -> str | None:
     """The digest of everything the compile reads, or None when a file cannot be read
-    (the compile then runs, and says what is wrong)."""
+    (the compile then runs, and says what is wrong). Plain strings and os.scandir: this
+    runs on every start-up."""
     h = hashlib.sha256()
     h.update(f"{FORMAT}\0{__version__}\0{spec_version}\0{rules_version}\0".encode())
+    pkg = str(_PKG)
     try:
         for name in COMPILER_MODULES:
-            _hash_file(h, _PKG / name, name)
-        for root in (spec_dir(), rules_dir()):
+            _hash_file(h, os.path.join(pkg, name), name)
+        for root in (str(spec_dir()), str(rules_dir())):
             h.update(f"\0root\0{root}\0".encode("utf-8", "surrogateescape"))
-            for path in sorted(_files(root)):
-                _hash_file(h, path, path.relative_to(root).as_posix())
+            for rel in _files(root, ""):
+                _hash_file(h, os.path.join(root, rel), rel)
     except OSError:
         return None
     return h.hexdigest()
 
 
-def _files(root: Path) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        out.extend(Path(dirpath, f) for f in filenames)
+def _files(root: str, rel: str) -> list[str]:
+    """Every file under ``root/rel``, as sorted relative paths."""
+    out: list[str] = []
+    with os.scandir(os.path.join(root, rel) if rel else root) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for e in entries:
+        sub = f"{rel}/{e.name}" if rel else e.name
+        if e.is_dir():
+            if e.name != "__pycache__":
+                out.extend(_files(root, sub))
+        else:
+            out.append(sub)
     return out
 
 
-def _hash_file(h: Any, path: Path, name: str) -> None:
+def _hash_file(h: Any, path: str, name: str) -> None:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         data = b"\0missing"
     h.update(f"\0file\0{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
