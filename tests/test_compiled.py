@@ -172,3 +172,38 @@ def test_a_compile_runs_no_code_the_key_leaves_out() -> None:
             rel = name.removeprefix("validator.").replace(".", "/")
             used.add(f"{rel}/__init__.py" if (ROOT / "validator" / rel).is_dir() else f"{rel}.py")
     assert used - set(compiled.COMPILER_MODULES) == set()
+
+
+def test_the_directory_is_private_and_entries_are_json_never_pickles(cache: Path) -> None:
+    import stat
+
+    compiled.load_bundled("1.0")
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    source = Path(compiled.__file__).read_text()
+    assert "import pickle" not in source and "marshal" not in source
+    (entry,) = cache.glob("pack-*.json")
+    head, _, body = entry.read_bytes().partition(b"\n")
+    assert head.startswith(b"spec-check-compiled ") and json.loads(body)["pack"]["id"] == "v1.1"
+
+
+def test_at_most_16_entries_are_kept(cache: Path) -> None:
+    cache.mkdir(mode=0o700)
+    for i in range(20):
+        (cache / f"pack-{i:064x}.json").write_text("old")
+        os.utime(cache / f"pack-{i:064x}.json", (1000 + i, 1000 + i))
+    compiled.load_bundled("1.0")
+    left = sorted(p.name for p in cache.glob("pack-*.json"))
+    assert len(left) == 16 and f"pack-{19:064x}.json" in left and f"pack-{0:064x}.json" not in left
+
+
+def test_a_custom_pack_is_read_from_its_files_on_every_run(cache: Path, tmp_path: Path) -> None:
+    from validator.cli.common import RunOptions, build
+
+    mine = tmp_path / "mine"
+    shutil.copytree(resources.data_dir("rules") / "v1.1", mine)
+    rule_id = "NET-01.collective-busbw-low"
+    first = build(RunOptions(rules=mine)).pack.get(rule_id).summary.strip()
+    node = mine / "node.yaml"
+    node.write_text(node.read_text().replace(first, "Edited in a custom pack", 1))
+    assert build(RunOptions(rules=mine)).pack.get(rule_id).summary.strip() == "Edited in a custom pack"
+    assert build(RunOptions()).pack.get(rule_id).summary.strip() == first  # the bundled pack, unchanged

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from validator.cli.common import DEFAULT_SPEC_VERSION, RunOptions, build, rules_option, rules_version_option
+from validator.rulemodel import SCOPES
 
 
 def _built(spec_version: str, rules_dir: Path | None = None, rules_version: str | None = None) -> Any:
@@ -22,7 +23,7 @@ def rules() -> None:
 
 @rules.command("list")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
-@click.option("--scope", type=click.Choice(["node", "job", "cluster"]), default=None)
+@click.option("--scope", type=click.Choice(SCOPES), default=None)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="markdown: the requirement table (as in the README).")
 @rules_option()

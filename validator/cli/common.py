@@ -129,14 +129,17 @@ class Built:
     pack: Any  # loader.RulePack
 
 
-def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")) -> Built:
+def build(opts: RunOptions, scopes: tuple[str, ...] | None = None) -> Built:
     """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
-    evaluates, so ``check --select CKPT`` (job rules only) is a usage error, not a silent
-    "conformant" with nothing checked."""
+    evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
+    error, not a silent "conformant" with nothing checked."""
     from validator.compiled import load_bundled
     from validator.engine import Context
+    from validator.rulemodel import SCOPES
     from validator.selection import check_prefixes, check_something_selected
     from validator.spec import resolve_parameters
+
+    scopes = SCOPES if scopes is None else scopes
 
     # the bundled spec, catalogue and pack come compiled (validator/compiled.py); a custom
     # pack is loaded from its files on every run, against the bundled spec and catalogue
