@@ -148,9 +148,9 @@ def spec() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def show(requirement: str | None, spec_version: str, fmt: str) -> None:
     """Every requirement (or one) with its level, statement and parameters."""
-    from validator.spec import load_spec
+    from validator.compiled import load_bundled
 
-    s = load_spec(spec_version)
+    s = load_bundled(spec_version, pack=False)[0]  # the compiled catalogue (validator/compiled.py)
     reqs = s.requirements
     if requirement:
         reqs = [r for r in reqs if r.id.startswith(requirement.upper())]
