@@ -186,14 +186,19 @@ def test_the_directory_is_private_and_entries_are_json_never_pickles(cache: Path
     assert head.startswith(b"spec-check-compiled ") and json.loads(body)["pack"]["id"] == "v1.1"
 
 
-def test_at_most_16_entries_are_kept(cache: Path) -> None:
-    cache.mkdir(mode=0o700)
-    for i in range(20):
+def test_at_most_32_entries_are_kept_the_least_recently_used_go(cache: Path) -> None:
+    compiled.load_bundled("1.0", "1.0")
+    (used,) = cache.glob("pack-*.json")
+    os.utime(used, (1000, 1000))
+    compiled.load_bundled("1.0", "1.0")  # a read marks it used
+    assert used.stat().st_mtime > 1000
+    for i in range(40):
         (cache / f"pack-{i:064x}.json").write_text("old")
-        os.utime(cache / f"pack-{i:064x}.json", (1000 + i, 1000 + i))
+        os.utime(cache / f"pack-{i:064x}.json", (2000 + i, 2000 + i))
     compiled.load_bundled("1.0")
     left = sorted(p.name for p in cache.glob("pack-*.json"))
-    assert len(left) == 16 and f"pack-{19:064x}.json" in left and f"pack-{0:064x}.json" not in left
+    assert len(left) == 32 and used.name in left
+    assert f"pack-{39:064x}.json" in left and f"pack-{0:064x}.json" not in left
 
 
 def test_a_custom_pack_is_read_from_its_files_on_every_run(cache: Path, tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ compile of the files and code in hand:
   ``~/.cache/spec-check`` of the effective user (from the password database, not
   ``$HOME``: ``sudo spec-check`` must not read or write the invoking user's cache). The
   directory is made 0700; it and every entry must belong to the effective user and be
-  writable by no one else, or the cache is not used. Nothing is written anywhere else.
+  writable by no one else, or the cache is not used. Nothing is written anywhere else; at most 32 entries are kept, the
+  least recently used go.
 * **Read-only homes, installs and concurrent runs**: an entry is written to a temporary
   file in the cache directory and renamed into place, so a reader sees a whole entry or
   none; two runs that compile at once both write whole entries of the same content.
@@ -43,6 +44,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +251,9 @@ def _read(key: str) -> dict[str, Any] | None:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             raw = fh.read(64 << 20)
+        if st.st_mtime < time.time() - 60:  # in use: the last entries pruned (see _prune)
+            with contextlib.suppress(OSError):
+                os.utime(fd)
     except OSError:
         return None
     finally:
@@ -292,8 +297,9 @@ def _write(key: str, body: bytes) -> None:
     _prune(d, keep=path)
 
 
-def _prune(d: Path, keep: Path, limit: int = 16) -> None:
-    """At most ``limit`` entries: the oldest go (each data or code change makes a new key)."""
+def _prune(d: Path, keep: Path, limit: int = 32) -> None:
+    """At most ``limit`` entries: those used longest ago go (a read marks an entry used;
+    each data or code change, and each installation, makes a new key)."""
     try:
         entries = [p for p in d.iterdir() if p.name.startswith("pack-") and p.suffix == ".json" and p != keep]
         if len(entries) < limit:
