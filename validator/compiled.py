@@ -26,8 +26,8 @@ compile of the files and code in hand:
   ``~/.cache/spec-check`` of the effective user (from the password database, not
   ``$HOME``: ``sudo spec-check`` must not read or write the invoking user's cache). The
   directory is made 0700; it and every entry must belong to the effective user and be
-  writable by no one else, or the cache is not used. Nothing is written anywhere else; at most 32 entries are kept, the
-  least recently used go.
+  writable by no one else, or the cache is not used. Nothing is written anywhere else;
+  at most 32 entries are kept, the least recently used go.
 * **Read-only homes, installs and concurrent runs**: an entry is written to a temporary
   file in the cache directory and renamed into place, so a reader sees a whole entry or
   none; two runs that compile at once both write whole entries of the same content.
