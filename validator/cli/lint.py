@@ -229,6 +229,26 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     "measures each failure's time to the first training step after it against "
     "recovery_bound.",
 )
+# --- lint --nodes / --run (validator.jobnodes): the job judged against its nodes -------
+@click.option(
+    "--nodes",
+    "node_facts",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="Node facts the job runs on (repeatable): a `probe -o` file, a folder of them, or a "
+    "`cluster --format json` result. The job's GPUs per node, node count, NCCL_IB_HCA, "
+    "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, IB pinning and tensor-parallel size are judged "
+    "host by host (docs/job-nodes.md).",
+)
+@click.option(
+    "--run",
+    "run_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="A run's output folder or log file (repeatable): NCCL_DEBUG=INFO lines say which "
+    "network NCCL really used (NET-02).",
+)
+# --- end lint --nodes / --run ----------------------------------------------------------
 @common_options
 def lint(
     paths: tuple[Path, ...],
@@ -237,6 +257,8 @@ def lint(
     jobs_of_files: bool,
     recovery_logs: tuple[Path, ...],
     whole: tuple[Path, ...],
+    node_facts: tuple[Path, ...] = (),
+    run_dirs: tuple[Path, ...] = (),
     **kwargs: Any,
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
@@ -284,5 +306,12 @@ def lint(
             "Fix the file so that it parses, or leave it out of the lint run.",
         )
         report = replace(report, findings=findings, rules=(*report.rules, doc))
+    if node_facts or run_dirs:  # lint --nodes / --run (validator.jobnodes)
+        from validator.jobnodes import add_to_report
+
+        for p in run_dirs:
+            if not p.exists():
+                raise SpecCheckError("no such file or directory (--run)", file=str(p))
+        report = add_to_report(report, built, opts, jobs, node_facts, run_dirs)
     report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
     finish(report, opts)
