@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_PREFIX = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)*"
+_PREFIX = r"^(?:\[[^\]]*\](?:<std(?:out|err)>)?:?\s*|\d+:\s+)*"
 LINE = re.compile(
     _PREFIX + r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
     r"(?:(?P<where>\S+:\d+)(?: \([^)]*\))? )?NCCL (?P<level>INFO|WARN|TRACE) (?P<msg>.*?)\s*$"
@@ -43,7 +43,8 @@ _SOCKET_USING = re.compile(r"^NET/Socket ?: Using(?P<list>.*)$")
 _SOCKET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<ifname>[^\s:\[]+):")
 _RANK = re.compile(r"\brank (?P<rank>\d+) n[Rr]anks (?P<n>\d+)")
 _RING = re.compile(r"^Channel (?P<c>\d+)/(?P<n>\d+) :\s")
-_VIA = re.compile(r"^Channel \d+/\d+ : \d+\[\d+\] -> \d+\[\d+\] (?:\[\w+\] )?via (?P<via>\S+)")
+_VIA = re.compile(r"^(?:Channel \d+/\d+|Ring \d+) : \d+(?:\[\d+\])? -> \d+(?:\[\d+\])? (?:\[\w+\] )?"
+                  r"via (?P<via>NET/[^/]+/\S+|\S+)")
 _CHANNELS = re.compile(r"^(?P<coll>\d+) coll channels, (?P<collnet>\d+) collnet channels, (?P<nvls>\d+) nvls channels")
 
 
@@ -235,8 +236,10 @@ def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence
         others = [p for p in known if p.transport() != "socket"]
         fab = _fabric_note(sock, nodes, fabric)
         rest = f"; {_names(others)} used {', '.join(sorted({str(p.transport()) for p in others}))}" if others else ""
+        none = next((p.ib_none for p in sock if p.ib_none), None)
+        after = f' after "NET/IB : No device found." ({none.file}:{none.line})' if none else ""
         make(used, Status.FAIL if level == "MUST" else Status.WARN,
-             f"NCCL used TCP sockets on {_names(sock)}: \"{where.text.strip() if where else ''}\"{fab}{rest}",
+             f"NCCL used TCP sockets on {_names(sock)}: \"{where.text.strip() if where else ''}\"{after}{fab}{rest}",
              at=where, observed="Socket", expected="an RDMA transport (NCCL 'Using network IB')",
              value=[p.name for p in sock])
     elif known and not unknown:
