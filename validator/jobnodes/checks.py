@@ -20,6 +20,7 @@ from validator.jobnodes.nodes import Node, hostlist
 from validator.jobnodes.rules import RULES
 
 OK, BAD, UNKNOWN = "ok", "bad", "unknown"
+ELSEWHERE = "elsewhere"  # this host's mismatch is another finding's (one failure per mismatch)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,10 @@ class Judge:
         verdicts = {n.host: judge(n) for n in self.nodes}
         bad = {h: d for h, (v, d) in verdicts.items() if v == BAD}
         unknown = {h: d for h, (v, d) in verdicts.items() if v == UNKNOWN}
-        ok = {h: d for h, (v, d) in verdicts.items() if v == OK}
+        ok = {h: d for h, (v, d) in verdicts.items() if v in (OK, ELSEWHERE)}
+        if verdicts and all(v == ELSEWHERE for v, _ in verdicts.values()):
+            self.skip(rule_id, f"{ask.cited()}: {_grouped(ok)}", ask)
+            return
         by_host = {n.host: n for n in self.nodes}
 
         def cite(hosts: Sequence[str]) -> str:
@@ -242,6 +246,8 @@ class Judge:
             self.skip(rid, "the job does not set NCCL_IB_HCA (NCCL uses every ACTIVE port)")
             return
         sel = ncclenv.parse(ask.value)
+        expects_ib = ("NET-02.job-expects-ib-no-active-port"
+                      if ncclenv.ib_expected({k: a.value for k, a in self.env.items()}) else None)
 
         def judge(n: Node) -> Verdict:
             ports, why = self._ports(n)
@@ -250,6 +256,9 @@ class Judge:
             usable = [(d, p) for d, p, st, ll in ports
                       if st == "ACTIVE" and ll.lower() in ("infiniband", "ethernet", "")]
             kept = [f"{d}:{p}" for d, p in usable if sel.matches(d, p)]
+            if not usable and expects_ib:
+                # the fabric itself is missing: NET-02.job-expects-ib-no-active-port says so
+                return ELSEWHERE, f"no ACTIVE RDMA port at all (see {expects_ib})"
             if not kept:
                 have = ", ".join(f"{d}:{p} {st or '?'}" for d, p, st, _ in ports) or "no RDMA port"
                 return BAD, f"matches no ACTIVE port (has {have})"
