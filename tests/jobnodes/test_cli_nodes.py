@@ -1,0 +1,89 @@
+"""``spec-check lint JOB --nodes FACTS --run DIR`` end to end: exit codes, the JSON
+result, a cluster result as the node input, bad input as one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.jobnodes.test_checks import FLAGAI, TORCHTUNE
+from tests.jobnodes.util import DGX, H200, RECORDINGS, dgx, gpus, write
+from tests.jobs.util import spec_check
+
+MINE = ("PLAT-01.job-", "PLAT-02.job-", "NET-02.job-", "NET-02.run-", "TOPO-03.job-")
+
+
+def result(tmp: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    out = tmp / "r.json"
+    p = spec_check("lint", *args, "--format", "json", "-o", str(out))
+    return p.returncode, (json.loads(out.read_text()) if out.exists() else {}), p.stderr
+
+
+def mine(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["rule"]: f for f in doc["findings"] if f["rule"].startswith(MINE)}
+
+
+def test_lint_nodes_and_run_in_the_json_result(tmp_path: Path) -> None:
+    rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(DGX), "--nodes", str(H200),
+                        "--run", str(RECORDINGS / "nccl_info_default.log"))
+    assert rc == 1
+    f = mine(doc)
+    assert f["PLAT-01.job-gpus-per-node-exceed-node"]["status"] == "fail"
+    assert f["PLAT-01.job-gpus-per-node-exceed-node"]["location"]["line"] == 44
+    assert f["NET-02.run-used-sockets"]["status"] == "fail"
+    assert doc["extra"]["nodes"] == {"hosts": "dgx-h100-01,vm", "count": 2,
+                                     "files": sorted([str(H200), str(DGX)])}
+    assert doc["extra"]["nccl"][0]["network"] == "Socket"
+    rules = {r["id"]: r for r in doc["rules"]}
+    assert rules["NET-02.run-used-sockets"]["requirement"] == "NET-02"
+
+
+def test_consistent_job_is_conformant_as_without_nodes(tmp_path: Path) -> None:
+    """The same job, with and without --nodes of two matching DGX nodes: no new failure."""
+    paths = write(tmp_path, dgx("dgx-h100-01"), dgx("dgx-h100-02"))
+    rc0, base, _ = result(tmp_path, str(TORCHTUNE))
+    rc1, withn, _ = result(tmp_path, str(TORCHTUNE), *[a for p in paths for a in ("--nodes", str(p))])
+    assert rc0 == rc1
+    assert base["summary"]["fail"] == withn["summary"]["fail"]
+    assert base["summary"]["error"] == withn["summary"]["error"]
+    assert {f["status"] for f in mine(withn).values()} <= {"pass", "skip"}
+
+
+def test_a_folder_and_a_cluster_result_as_nodes(tmp_path: Path) -> None:
+    d = tmp_path / "fleet"
+    d.mkdir()
+    write(d, dgx("node01"), dgx("node02", gpus(4)))
+    rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(d))
+    assert mine(doc)["PLAT-01.job-gpus-per-node-exceed-node"]["value"] == ["node02"]
+    cres = tmp_path / "cluster.json"
+    p = spec_check("cluster", "--facts", str(d / "node01.json"), "--facts", str(d / "node02.json"),
+                   "--format", "json", "-o", str(cres))
+    assert p.returncode in (0, 1), p.stderr
+    rc, doc, err = result(tmp_path, str(FLAGAI), "--nodes", str(cres))
+    f = mine(doc)
+    # a cluster result carries the ports (NET-02 findings) but no interfaces: said, not passed
+    assert f["NET-02.job-ib-hca-not-on-nodes"]["status"] == "fail"
+    assert f["NET-02.job-socket-ifname-not-on-nodes"]["status"] == "error"
+    assert "a cluster result holds verdicts, not facts" in f["NET-02.job-socket-ifname-not-on-nodes"]["message"]
+    rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(cres))
+    assert mine(doc)["PLAT-01.job-gpus-per-node-exceed-node"]["value"] == ["node02"]
+
+
+def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
+    other = dgx()
+    other["schema"] = "spec-check/facts/99"
+    (bad,) = write(tmp_path, other)
+    cres = json.loads((Path(__file__).parents[1] / "fixtures/results/check_vm_0.1.0.json").read_text())
+    cres.update(command="cluster", spec_version="0.9")
+    old_spec = tmp_path / "old_spec.json"
+    old_spec.write_text(json.dumps(cres))
+    check = tmp_path / "check.json"
+    check.write_text(json.dumps({**cres, "command": "check", "spec_version": "1.0"}))
+    for arg, words in ((bad, "newer spec-check"), (old_spec, "a cluster result of spec '0.9'"),
+                       (check, 'a "check" result'), (tmp_path / "nope.json", "no such file")):
+        rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(arg))
+        assert rc == 2 and words in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1
+    p = spec_check("lint", str(TORCHTUNE), "--run", str(tmp_path / "missing"))
+    assert p.returncode == 2 and "no such file or directory (--run)" in p.stderr
