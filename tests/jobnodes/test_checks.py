@@ -235,3 +235,19 @@ def test_saved_facts_folder_with_its_cluster_document(tmp_path: Path) -> None:
     write(tmp_path, dgx("a"), dgx("b"))
     (tmp_path / "cluster.json").write_text(json.dumps({**dgx("cluster"), "subject": {"kind": "cluster", "name": "cluster"}}))
     assert [n.host for n in nodes_of(tmp_path)] == ["a", "b"]
+
+
+def test_hca_matches_only_active_ports(tmp_path: Path) -> None:
+    """dgx_h100_port_init: mlx5_9 is in INIT. NCCL skips it before matching NCCL_IB_HCA."""
+    doc = script(tmp_path, "#!/bin/bash\nexport NCCL_IB_HCA=mlx5_9,mlx5_0\ntorchrun --nproc-per-node 8 train.py\n")
+    found = judge(doc, nodes_of(DGX.parent / "dgx_h100_port_init.json"))
+    f = found["NET-02.job-ib-hca-not-on-nodes"]
+    assert f.status.value == "fail" and "mlx5_9 matches no ACTIVE port (uses mlx5_0:1)" in f.message
+    assert failing(found) == ["NET-02.job-ib-hca-not-on-nodes"]
+
+
+def test_tensor_parallel_that_does_not_divide_the_domain(tmp_path: Path) -> None:
+    doc = script(tmp_path, "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=6\n"
+                 "srun python pretrain_gpt.py --tensor-model-parallel-size 3\n")
+    f = judge(doc, nodes_of(*write(tmp_path, dgx())))["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]
+    assert f.status.value == "warn" and "groups of 3 straddle two domains" in f.message

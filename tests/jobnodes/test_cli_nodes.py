@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.jobnodes.test_checks import FLAGAI, TORCHTUNE
+from tests.jobnodes.test_checks import FLAGAI, MEGATRON, TORCHTUNE
 from tests.jobnodes.util import DGX, H200, RECORDINGS, dgx, gpus, write
 from tests.jobs.util import spec_check
 
@@ -68,6 +68,8 @@ def test_a_folder_and_a_cluster_result_as_nodes(tmp_path: Path) -> None:
     assert "a cluster result holds verdicts, not facts" in f["NET-02.job-socket-ifname-not-on-nodes"]["message"]
     rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(cres))
     assert mine(doc)["PLAT-01.job-gpus-per-node-exceed-node"]["value"] == ["node02"]
+    rc, doc, err = result(tmp_path, str(MEGATRON), "--nodes", str(cres))  # TP 2: NVLink from NET-03
+    assert mine(doc)["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]["status"] == "pass"
 
 
 def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
@@ -87,3 +89,12 @@ def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
         assert len(err.strip().splitlines()) == 1
     p = spec_check("lint", str(TORCHTUNE), "--run", str(tmp_path / "missing"))
     assert p.returncode == 2 and "no such file or directory (--run)" in p.stderr
+
+
+def test_select_by_requirement_takes_these_rules(tmp_path: Path) -> None:
+    """docs/job-nodes.md: --select takes these rules by requirement ID, not their own IDs."""
+    rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--select", "NET-02")
+    rules = set(mine(doc))
+    assert "NET-02.job-ib-hca-not-on-nodes" in rules and "PLAT-01.job-gpus-per-node-exceed-node" not in rules
+    p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--select", "PLAT-01.job-gpus")
+    assert p.returncode == 2 and "matches no rule" in p.stderr
