@@ -10,7 +10,19 @@ from typing import Any
 import pytest
 
 from tests.jobnodes.util import (
-    CORPUS, DATA, DGX, H200, SHARED_CORPUS, dgx, failing, gpus, job, judge, nodes_of, script, write,
+    CORPUS,
+    DATA,
+    DGX,
+    H200,
+    SHARED_CORPUS,
+    dgx,
+    failing,
+    gpus,
+    job,
+    judge,
+    nodes_of,
+    script,
+    write,
 )
 from validator.errors import SpecCheckError
 

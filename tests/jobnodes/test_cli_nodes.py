@@ -54,21 +54,21 @@ def test_a_folder_and_a_cluster_result_as_nodes(tmp_path: Path) -> None:
     d = tmp_path / "fleet"
     d.mkdir()
     write(d, dgx("node01"), dgx("node02", gpus(4)))
-    rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(d))
+    _rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(d))
     assert mine(doc)["PLAT-01.job-gpus-per-node-exceed-node"]["value"] == ["node02"]
     cres = tmp_path / "cluster.json"
     p = spec_check("cluster", "--facts", str(d / "node01.json"), "--facts", str(d / "node02.json"),
                    "--format", "json", "-o", str(cres))
     assert p.returncode in (0, 1), p.stderr
-    rc, doc, err = result(tmp_path, str(FLAGAI), "--nodes", str(cres))
+    _rc, doc, _err = result(tmp_path, str(FLAGAI), "--nodes", str(cres))
     f = mine(doc)
     # a cluster result carries the ports (NET-02 findings) but no interfaces: said, not passed
     assert f["NET-02.job-ib-hca-not-on-nodes"]["status"] == "fail"
     assert f["NET-02.job-socket-ifname-not-on-nodes"]["status"] == "error"
     assert "a cluster result holds verdicts, not facts" in f["NET-02.job-socket-ifname-not-on-nodes"]["message"]
-    rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(cres))
+    _rc, doc, _err = result(tmp_path, str(TORCHTUNE), "--nodes", str(cres))
     assert mine(doc)["PLAT-01.job-gpus-per-node-exceed-node"]["value"] == ["node02"]
-    rc, doc, err = result(tmp_path, str(MEGATRON), "--nodes", str(cres))  # TP 2: NVLink from NET-03
+    _rc, doc, _err = result(tmp_path, str(MEGATRON), "--nodes", str(cres))  # TP 2: NVLink from NET-03
     assert mine(doc)["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]["status"] == "pass"
 
 
@@ -84,7 +84,7 @@ def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     check.write_text(json.dumps({**cres, "command": "check", "spec_version": "1.0"}))
     for arg, words in ((bad, "newer spec-check"), (old_spec, "a cluster result of spec '0.9'"),
                        (check, 'a "check" result'), (tmp_path / "nope.json", "no such file")):
-        rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(arg))
+        rc, _doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(arg))
         assert rc == 2 and words in err and "Traceback" not in err, err
         assert len(err.strip().splitlines()) == 1
     p = spec_check("lint", str(TORCHTUNE), "--run", str(tmp_path / "missing"))
@@ -93,7 +93,7 @@ def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
 
 def test_select_by_requirement_takes_these_rules(tmp_path: Path) -> None:
     """docs/job-nodes.md: --select takes these rules by requirement ID, not their own IDs."""
-    rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--select", "NET-02")
+    _rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--select", "NET-02")
     rules = set(mine(doc))
     assert "NET-02.job-ib-hca-not-on-nodes" in rules and "PLAT-01.job-gpus-per-node-exceed-node" not in rules
     p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--select", "PLAT-01.job-gpus")

@@ -268,11 +268,13 @@ class Judge:
                                       for d, p in usable)]
                 if missing:
                     names = ", ".join(e.prefix if e.port == -1 else f"{e.prefix}:{e.port}" for e in missing)
-                    return BAD, f"{names} match{'es' if len(missing) == 1 else ''} no ACTIVE port (uses {', '.join(kept)})"
+                    verb = "matches" if len(missing) == 1 else "match"
+                    return BAD, f"{names} {verb} no ACTIVE port (uses {', '.join(kept)})"
             return OK, f"uses {', '.join(kept)}"
 
         self.per_host(rid, ask, f"NCCL_IB_HCA ({sel.describe()}) matching ACTIVE ports of every node "
-                      f"({ncclenv.IB_SOURCE})", "rdma.ports", judge, "names HCAs or ports the node does not have ACTIVE")
+                      f"({ncclenv.IB_SOURCE})", "rdma.ports", judge,
+                      "names HCAs or ports the node does not have ACTIVE")
 
     def socket_ifname(self) -> None:
         rid = "NET-02.job-socket-ifname-not-on-nodes"
