@@ -263,3 +263,22 @@ def test_tensor_parallel_that_does_not_divide_the_domain(tmp_path: Path) -> None
                  "srun python pretrain_gpt.py --tensor-model-parallel-size 3\n")
     f = judge(doc, nodes_of(*write(tmp_path, dgx())))["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]
     assert f.status.value == "warn" and "groups of 3 straddle two domains" in f.message
+
+
+def test_a_declared_nvl72_domain_needs_the_switch_fabric_in_the_facts(tmp_path: Path) -> None:
+    from tests.jobnodes.util import LEVELS
+    from validator.jobnodes import checks
+
+    doc = script(tmp_path, "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+                 "srun python pretrain_gpt.py --tensor-model-parallel-size 18\n")
+    nodes = nodes_of(*write(tmp_path, dgx("a"), dgx("b")))
+    out = {f.rule: f for f in checks.judge_job(doc, nodes, LEVELS, (72, "--set"))}
+    f = out["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]
+    assert f.status.value == "pass" and "--set nvlink_domain_size=72" in f.message
+    def no_fabric(x: dict[str, Any]) -> None:
+        for g in x["gpu.devices"]["items"]:
+            g["fields"]["fabric_state"]["value"] = "not_started"
+    nodes = nodes_of(*write(tmp_path, dgx("a", no_fabric), dgx("b", no_fabric)))
+    out = {f.rule: f for f in checks.judge_job(doc, nodes, LEVELS, (72, "--set"))}
+    f = out["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]
+    assert f.status.value == "warn" and "is not taken" in f.message

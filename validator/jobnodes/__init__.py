@@ -38,8 +38,12 @@ def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]]
     found: list[Any] = []
     extra: dict[str, Any] = {}
     if nodes:
+        dom = built.ctx.params.get("nvlink_domain_size")
+        declared = None
+        if dom is not None and dom.is_set and dom.origin != "default":
+            declared = (int(dom.value), dom.origin.replace("profile:", "profile "))
         for d in docs:
-            found += checks.judge_job(d, nodes, levels)
+            found += checks.judge_job(d, nodes, levels, declared)
         extra["nodes"] = {"hosts": hostlist(n.host for n in nodes), "count": len(nodes),
                           "files": sorted({n.file for n in nodes})}
     if run_paths:

@@ -89,7 +89,9 @@ def _grouped(per_host: dict[str, str]) -> str:
 class Judge:
     """Makes the findings of one job against one fleet."""
 
-    def __init__(self, doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, str]):
+    def __init__(self, doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, str],
+                 declared: tuple[int, str] | None = None):
+        self.declared = declared  # nvlink_domain_size given by --set or a profile, and how
         self.doc = doc
         self.subject = doc["subject"]["name"]
         self.nodes = list(nodes)
@@ -379,7 +381,7 @@ class Judge:
             return
 
         def judge(n: Node) -> Verdict:
-            dom, how, why = nvlink_domain(n)
+            dom, how, why = nvlink_domain(n, self.declared)
             if why:
                 return UNKNOWN, why
             if tp <= dom and dom % tp == 0:
@@ -392,13 +394,16 @@ class Judge:
                       "gpu.count,gpu.devices", judge, f"tensor-parallel groups of {tp} leave the NVLink domain")
 
 
-def nvlink_domain(n: Node) -> tuple[int, str, str | None]:
+def nvlink_domain(n: Node, declared: tuple[int, str] | None = None) -> tuple[int, str, str | None]:
     """(GPUs in one NVLink domain on this node, how that was found, why unknown).
 
     A node's domain is its GPUs when every GPU has NVLink links and none is inactive
     (NVSwitch boards connect all of them); a GPU without NVLink is a domain of 1. A
-    multi-node NVLink domain (NVL72) is not in the node facts (no fabric clique id), so
-    the domain is never taken larger than one node's GPUs: the finding says so."""
+    multi-node NVLink domain (NVL72) is not in the node facts (they hold the fabric's
+    state, not its clique id): it is taken only where the run declares it
+    (``declared``: ``--set nvlink_domain_size=72`` or a profile) AND every GPU of the node
+    has its NVLinks on an NVSwitch fabric whose state is ``completed``; the finding says
+    both. Otherwise the domain is never larger than one node's GPUs."""
     why = n.why_unknown("gpu.count") or n.why_unknown("gpu.devices")
     if why:
         return 0, "", why
@@ -420,9 +425,20 @@ def nvlink_domain(n: Node) -> tuple[int, str, str | None]:
         inactive = (f.get("nvlink_inactive") or {}).get("value")
         if inactive:
             return 1, f"{d['id']} has inactive NVLinks {inactive}", None
-    return count, f"{count} GPUs, all NVLinked (nvml NVLink link count)", None
+    how = f"{count} GPUs, all NVLinked (nvml NVLink link count)"
+    if declared is not None and declared[0] > count:
+        fabric = all((d.get("fields", {}).get("nvlink_remote_switch") or {}).get("value") is True
+                     and (d.get("fields", {}).get("fabric_state") or {}).get("value") == "completed"
+                     for d in devs)
+        if fabric:
+            return declared[0], (f"{declared[1]} nvlink_domain_size={declared[0]}, and every GPU's NVLinks "
+                                 "lead to an NVSwitch fabric in state completed"), None
+        how += (f"; {declared[1]} nvlink_domain_size={declared[0]} is not taken: the node's GPUs show no "
+                "completed NVSwitch fabric")
+    return count, how, None
 
 
-def judge_job(doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, str]) -> list[Any]:
+def judge_job(doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, str],
+              declared: tuple[int, str] | None = None) -> list[Any]:
     """Every finding of one job document against ``nodes``."""
-    return Judge(doc, nodes, levels).run()
+    return Judge(doc, nodes, levels, declared).run()
