@@ -282,3 +282,10 @@ def test_a_declared_nvl72_domain_needs_the_switch_fabric_in_the_facts(tmp_path: 
     out = {f.rule: f for f in checks.judge_job(doc, nodes, LEVELS, (72, "--set"))}
     f = out["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]
     assert f.status.value == "warn" and "is not taken" in f.message
+
+
+def test_a_value_the_shell_computes_is_not_judged(tmp_path: Path) -> None:
+    doc = script(tmp_path, "#!/bin/bash\nexport NCCL_IB_HCA=$(ls /sys/class/infiniband | paste -sd,)\n"
+                 "torchrun --nproc-per-node 8 train.py\n")
+    f = judge(doc, nodes_of(H200))["NET-02.job-ib-hca-not-on-nodes"]
+    assert f.status.value == "skip" and "computed when the job runs" in f.message and f.location.line == 2

@@ -53,6 +53,12 @@ def job_env(doc: dict[str, Any]) -> dict[str, Ask]:
     return out
 
 
+def dynamic(ask: Ask) -> bool:
+    """A value the shell computes when the job runs (``$(...)``, a backquote, ``$VAR``):
+    like any unresolved value of a job file, it is not judged (skip, saying so)."""
+    return isinstance(ask.value, str) and ("$" in ask.value or "`" in ask.value)
+
+
 def job_fact(doc: dict[str, Any], name: str) -> Ask | None:
     """``job.*`` fact ``name`` as an Ask; None when unset; an Ask whose value is an
     ``_Err`` when the job's files disagree or the value is invalid."""
@@ -247,6 +253,9 @@ class Judge:
         if ask is None:
             self.skip(rid, "the job does not set NCCL_IB_HCA (NCCL uses every ACTIVE port)")
             return
+        if dynamic(ask):
+            self.skip(rid, f"{ask.cited()}: computed when the job runs, not compared", ask)
+            return
         sel = ncclenv.parse(ask.value)
         expects_ib = ("NET-02.job-expects-ib-no-active-port"
                       if ncclenv.ib_expected({k: a.value for k, a in self.env.items()}) else None)
@@ -284,6 +293,9 @@ class Judge:
         if ask is None:
             self.skip(rid, "the job does not set NCCL_SOCKET_IFNAME (NCCL picks an interface itself)")
             return
+        if dynamic(ask):
+            self.skip(rid, f"{ask.cited()}: computed when the job runs, not compared", ask)
+            return
         sel = ncclenv.parse(ask.value)
 
         def judge(n: Node) -> Verdict:
@@ -312,6 +324,9 @@ class Judge:
         if ask is None:
             self.skip(rid, "the job does not set NCCL_IB_GID_INDEX (NCCL picks the RoCE v2 GID)")
             return
+        if dynamic(ask):
+            self.skip(rid, f"{ask.cited()}: computed when the job runs, not compared", ask)
+            return
         idx = ncclenv.gid_index(ask.value)
         if idx is None:
             self._finding(rid, Status.FAIL, expected="an integer GID index (-1: automatic)", ask=ask,
@@ -321,7 +336,8 @@ class Judge:
         if idx < 0:
             self.skip(rid, f"{ask.cited()}: automatic GID selection, NCCL's default ({ncclenv.GID_SOURCE})", ask)
             return
-        sel = ncclenv.parse(self.env["NCCL_IB_HCA"].value) if "NCCL_IB_HCA" in self.env else None
+        hca = self.env.get("NCCL_IB_HCA")
+        sel = ncclenv.parse(hca.value) if hca is not None and not dynamic(hca) else None
 
         def judge(n: Node) -> Verdict:
             ports, why = self._ports(n)
