@@ -25,9 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MISSING = object()
-
-
 @dataclass
 class Node:
     """One host's facts, as ``{fact name: fact}`` (the facts document's shape)."""
@@ -53,12 +50,6 @@ class Node:
         if "error" in f:
             return f"{name} could not be read on {self.host}: {f['error']}"
         return None
-
-    def where(self, name: str) -> str:
-        """host, fact and its source, as a finding cites a node fact."""
-        f = self.fact(name) or {}
-        src = f.get("source")
-        return f"{self.host}: {name}" + (f" ({src})" if src else "") + f" [{self.file}]"
 
 
 def _result_nodes(doc: dict[str, Any], path: Path, spec_version: str) -> list[Node]:
@@ -151,7 +142,22 @@ def _read_one(path: Path, spec_version: str) -> list[Node]:
         return []
     if kind != "node":
         raise SpecCheckError(f'a "{kind}" facts document, expected node facts (--nodes)', file=str(path))
-    return [Node(str(doc["subject"]["name"]), str(path), doc["facts"])]
+    return [Node(str(doc["subject"]["name"]), str(path), _kept(doc["facts"]))]
+
+
+# the facts the checks read (a fleet of thousands of nodes is held as these alone)
+KEPT = ("gpu.count", "gpu.devices", "rdma.ports", "net.interfaces")
+KEPT_GPU_FIELDS = ("nvlink_count", "nvlink_inactive", "nvlink_remote_switch", "fabric_state")
+
+
+def _kept(facts: dict[str, Any]) -> dict[str, Any]:
+    out = {k: facts[k] for k in KEPT if k in facts}
+    devs = out.get("gpu.devices")
+    if isinstance(devs, dict) and isinstance(devs.get("items"), list):
+        out["gpu.devices"] = {**devs, "items": [
+            {"id": m.get("id"), "fields": {k: v for k, v in (m.get("fields") or {}).items() if k in KEPT_GPU_FIELDS}}
+            for m in devs["items"] if isinstance(m, dict)]}
+    return out
 
 
 def read_nodes(paths: Sequence[Path], spec_version: str) -> list[Node]:
