@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+
 @dataclass
 class Node:
     """One host's facts, as ``{fact name: fact}`` (the facts document's shape)."""
