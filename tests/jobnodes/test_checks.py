@@ -289,3 +289,17 @@ def test_a_value_the_shell_computes_is_not_judged(tmp_path: Path) -> None:
                  "torchrun --nproc-per-node 8 train.py\n")
     f = judge(doc, nodes_of(H200))["NET-02.job-ib-hca-not-on-nodes"]
     assert f.status.value == "skip" and "computed when the job runs" in f.message and f.location.line == 2
+
+
+def test_a_replica_larger_than_the_fleet(tmp_path: Path) -> None:
+    """NeMo's llama2 70B (TP 4 x PP 4 = 16 GPUs per replica) on one 8-GPU node: one
+    warning for the layout, and one failure for the 128 nodes it asks for."""
+    nemo = CORPUS / "nemo_yaml/NVIDIA__NeMo-Framework-Launcher__launcher_scripts__conf__training__llama__llama2_70b.yaml"
+    doc = job(nemo)
+    assert doc["facts"]["job.parallel.model_size"]["value"] == 16
+    found = judge(doc, nodes_of(*write(tmp_path, dgx())))
+    assert failing(found) == ["PLAT-02.job-nodes-exceed-fleet", "TOPO-03.job-model-parallel-exceeds-fleet"]
+    f = found["TOPO-03.job-model-parallel-exceeds-fleet"]
+    assert f.status.value == "warn" and "needs 16 GPUs; the nodes given have 8" in f.message
+    found = judge(doc, nodes_of(*write(tmp_path, dgx("a"), dgx("b"))))
+    assert found["TOPO-03.job-model-parallel-exceeds-fleet"].status.value == "pass"

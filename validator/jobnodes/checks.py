@@ -172,7 +172,48 @@ class Judge:
         self.gid_index()
         self.expects_ib()
         self.tensor_parallel()
+        self.model_parallel()
         return self.findings
+
+    def model_parallel(self) -> None:
+        from validator.model import Status
+
+        rid = "TOPO-03.job-model-parallel-exceeds-fleet"
+        ask = job_fact(self.doc, "job.parallel.model_size")
+        if ask is None:
+            self.skip(rid, "the job sets no tensor, pipeline or context parallel size")
+            return
+        if isinstance(ask.value, _Err) or not isinstance(ask.value, int) or ask.value < 1:
+            self._finding(rid, Status.ERROR, expected=RULES[rid].summary, ask=ask,
+                          message=f"the model-parallel size could not be read: {ask.value}")
+            return
+        size = ask.value
+        counts: dict[str, int] = {}
+        unknown: dict[str, str] = {}
+        for n in self.nodes:
+            why = n.why_unknown("gpu.count")
+            v = None if why else n.facts["gpu.count"].get("value")
+            if isinstance(v, int) and not isinstance(v, bool):
+                counts[n.host] = v
+            else:
+                unknown[n.host] = why or f"gpu.count is {v!r}"
+        total = sum(counts.values())
+        hosts = hostlist(counts)
+        src = f"{hostlist(n.host for n in self.nodes)}: gpu.count (sum over the nodes given)"
+        expected = f"at most the fleet's GPUs ({size} needed by one replica)"
+        if size > total and not unknown:
+            self._finding(rid, Status.WARN if self.levels.get("TOPO-03") == "SHOULD" else Status.FAIL,
+                          expected=expected, ask=ask, observed=f"{total} GPUs", value=total, source=src,
+                          message=f"{ask.cited()}: one replica needs {size} GPUs; the nodes given have {total} "
+                                  f"({_grouped({h: f'{c} GPUs' for h, c in counts.items()})})")
+        elif size > total:
+            self._finding(rid, Status.ERROR, expected=expected, ask=ask, source=src, value=sorted(unknown),
+                          message=f"{ask.cited()}: {hosts or 'no host'} have {total} GPUs; not compared on "
+                                  f"{_grouped(unknown)}")
+        else:
+            self._finding(rid, Status.PASS, expected=expected, ask=ask, observed=f"{total} GPUs", value=total,
+                          source=src, message=f"{ask.cited()}: one replica of {size} GPUs fits in the {total} "
+                                              f"GPUs of {hosts}")
 
     def _asked_int(self, rule_id: str, name: str, what: str) -> Ask | None:
         """The job's integer ``name``; a skip (unset) or an error finding (unreadable) else."""

@@ -87,6 +87,14 @@ RULES = {
             "and move the rest of the model parallelism to pipeline or context parallelism.",
         ),
         JobNodeRule(
+            "TOPO-03.job-model-parallel-exceeds-fleet",
+            "One model replica (tensor x pipeline x context parallel) needs more GPUs than the fleet has",
+            "A replica that does not fit in the GPUs of the nodes given cannot start: the parallel "
+            "layout asks for GPUs the fleet does not have.",
+            "Lower the tensor, pipeline or context parallel sizes so that their product fits in the "
+            "fleet's GPUs, or run on more nodes (and pass their facts).",
+        ),
+        JobNodeRule(
             "NET-02.run-used-sockets",
             "NCCL used TCP sockets where the nodes have an RDMA fabric",
             "NCCL falls back to sockets silently when it finds no usable IB device (a wrong "
