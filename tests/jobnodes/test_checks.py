@@ -303,3 +303,10 @@ def test_a_replica_larger_than_the_fleet(tmp_path: Path) -> None:
     assert f.status.value == "warn" and "needs 16 GPUs; the nodes given have 8" in f.message
     found = judge(doc, nodes_of(*write(tmp_path, dgx("a"), dgx("b"))))
     assert found["TOPO-03.job-model-parallel-exceeds-fleet"].status.value == "pass"
+
+
+def test_gpus_and_processes_per_node_that_disagree_are_an_error(tmp_path: Path) -> None:
+    doc = script(tmp_path, "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\n"
+                 "srun torchrun --nnodes 1 --nproc-per-node 4 t.py\n")
+    f = judge(doc, nodes_of(*write(tmp_path, dgx())))["PLAT-01.job-gpus-per-node-exceed-node"]
+    assert f.status.value == "error" and "the job's files disagree" in f.message and f.location.line == 4
