@@ -132,3 +132,12 @@ def test_parse_is_pure_over_lines() -> None:
     assert [(p.pid, p.transport(), sorted(p.ranks)) for p in ev.processes] == [(2, "socket", [1]), (1, "ib", [])]
     s = nccllog.summary(ev)
     assert s[0]["transport"] == "socket" and s[0]["at"] == "a.log:3"
+
+
+def test_a_real_run_folder_is_read_by_content(tmp_path: Path) -> None:
+    """A recorded training run (console log, TensorBoard event files, CSV) holds no NCCL
+    line: the binary event files are passed over, and both rules skip saying so."""
+    run = RECORDINGS.parent / "training-runs/pl_clean"
+    ev = nccllog.read_run([run])
+    assert ev.lines == 0 and ev.processes == []
+    assert any("tfevents" in f for f in ev.files)

@@ -312,8 +312,9 @@ def _fabric(nodes: Sequence[Any]) -> str:
 def read_run(paths: Sequence[Any], cap: int = 64 * 1024 * 1024) -> Evidence:
     """Every regular file under the ``--run`` paths (a folder walked in name order),
     streamed line by line; files that hold no NCCL line add nothing. Files are told by
-    content (the NCCL line shape), never by name. A file over ``cap`` bytes is read up to
-    the cap."""
+    content (the NCCL line shape), never by name; a file with a NUL byte in its first
+    8 KiB is binary (TensorBoard events, checkpoints) and is not read further. A file
+    over ``cap`` bytes is read up to the cap."""
     from pathlib import Path
 
     files: list[Path] = []
@@ -326,6 +327,9 @@ def read_run(paths: Sequence[Any], cap: int = 64 * 1024 * 1024) -> Evidence:
     def lines(f: Path) -> Iterable[str]:
         read = 0
         try:
+            with open(f, "rb") as head:
+                if b"\0" in head.read(8192):
+                    return  # a binary file (event file, checkpoint): no NCCL text lines
             with open(f, encoding="utf-8", errors="replace") as fh:
                 for line in fh:
                     read += len(line)
