@@ -37,6 +37,10 @@ def test_lint_nodes_and_run_in_the_json_result(tmp_path: Path) -> None:
     assert doc["extra"]["nccl"][0]["network"] == "Socket"
     rules = {r["id"]: r for r in doc["rules"]}
     assert rules["NET-02.run-used-sockets"]["requirement"] == "NET-02"
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "spec/result.schema.json").read_text())
+    jsonschema.validate(doc, schema)  # the published result schema holds
 
 
 def test_consistent_job_is_conformant_as_without_nodes(tmp_path: Path) -> None:
@@ -91,10 +95,14 @@ def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     assert p.returncode == 2 and "no such file or directory (--run)" in p.stderr
 
 
-def test_select_by_requirement_takes_these_rules(tmp_path: Path) -> None:
-    """docs/job-nodes.md: --select takes these rules by requirement ID, not their own IDs."""
-    _rc, doc, _ = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--select", "NET-02")
+def test_select_and_ignore_take_these_rules(tmp_path: Path) -> None:
+    """docs/job-nodes.md: --select/--ignore name these rules by their IDs or requirement."""
+    _rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--select", "NET-02")
     rules = set(mine(doc))
-    assert "NET-02.job-ib-hca-not-on-nodes" in rules and "PLAT-01.job-gpus-per-node-exceed-node" not in rules
-    p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--select", "PLAT-01.job-gpus")
-    assert p.returncode == 2 and "matches no rule" in p.stderr
+    assert "NET-02.job-ib-hca-not-on-nodes" in rules and "PLAT-01.job-gpus-per-node-exceed-node" not in rules, err
+    _rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--select", "PLAT-01.job-gpus")
+    assert set(mine(doc)) == {"PLAT-01.job-gpus-per-node-exceed-node"}, err
+    _rc, doc, err = result(tmp_path, str(TORCHTUNE), "--nodes", str(H200), "--ignore", "PLAT-01.job")
+    assert "PLAT-01.job-gpus-per-node-exceed-node" not in mine(doc) and mine(doc), err
+    p = spec_check("lint", str(TORCHTUNE), "--select", "PLAT-01.job-gpus")  # without --nodes: no such rule
+    assert p.returncode == 2 and "PLAT-01.job-gpus" in p.stderr

@@ -129,10 +129,12 @@ class Built:
     pack: Any  # loader.RulePack
 
 
-def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")) -> Built:
+def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster"),
+          extra_rules: tuple[str, ...] = ()) -> Built:
     """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
     evaluates, so ``check --select CKPT`` (job rules only) is a usage error, not a silent
-    "conformant" with nothing checked."""
+    "conformant" with nothing checked. ``extra_rules``: IDs of rules the verb adds in code
+    (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too."""
     from validator.engine import Context
     from validator.loader import load_pack
     from validator.selection import check_prefixes, check_something_selected
@@ -144,7 +146,7 @@ def build(opts: RunOptions, scopes: tuple[str, ...] = ("node", "job", "cluster")
     if opts.rules is not None and opts.rules_version is not None:
         raise SpecCheckError("--rules and --rules-version both name a rule pack: give one")
     pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
-    in_scope = [r.id for r in pack.rules if r.scope in scopes]
+    in_scope = [r.id for r in pack.rules if r.scope in scopes] + list(extra_rules)
     check_prefixes(in_scope, opts.select, opts.ignore,
                    elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
     if not in_scope:  # an empty custom pack, or one with no rules of this verb's scopes

@@ -279,7 +279,12 @@ def lint(
     if not paths and not whole:
         raise click.UsageError("give at least one PATH (or --job PATH)")
     opts = run_options(kwargs)
-    built = build(opts, ("job",))
+    extra: tuple[str, ...] = ()
+    if node_facts or run_dirs:  # lint --nodes / --run: their rules may be --select-ed
+        from validator.jobnodes.rules import RULES
+
+        extra = tuple(RULES)
+    built = build(opts, ("job",), extra)
     docs = lint_documents(
         paths,
         kind,
