@@ -10,13 +10,18 @@ warnings ``[time] host:pid:tid [cudaDev] file:line NCCL WARN msg``), as the real
 
 * ``NCCL version 2.28.9+cuda13.0`` (``src/init.cc``; nccl-tests prints it bare);
 * ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>``
-  (``src/transport/net_ib/init.cc``) and ``NET/IB : No device found.``;
+  (``src/transport/net_ib/init.cc``) and ``NET/IB : No device found.``; NCCL prints the
+  ``Using`` line even with no device (``NET/IB : Using [RO]; OOB eth0:...``: ``[RO]`` is
+  the relaxed-ordering flag, not a device), which says nothing about IB being used;
 * ``NET/Socket : Using [0]eth0:192.0.2.2<0>`` (``src/transport/net_socket.cc``);
 * ``Using network Socket`` / ``IB`` / a plugin's name such as ``IBext`` (``src/init.cc``);
 * ``comm 0x.. rank 0 nRanks 2 nNodes 2 ...`` or ``ncclCommInitRank comm 0x.. rank 0 nranks
   2 ...`` (the rank); ``Channel 00/64 :`` (rings, ``src/graph/rings.cc``), ``Trees [0]``,
   ``N coll channels, M collnet channels, K nvls channels`` (``src/init.cc``);
-  ``Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA`` (``src/transport/net.cc``).
+  ``Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA`` (``src/transport/net.cc``);
+* ``Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 60`` (a WARN,
+  ``src/init.cc`` ``initTransportsRank``: two ranks of one host on one GPU, the init fails
+  with ``ncclInvalidUsage``).
 
 A line that is none of these is passed over; prefixes launchers add (``[rank0]:``,
 srun's ``0:``, a timestamp) are allowed before the host.
@@ -45,6 +50,8 @@ _RANK = re.compile(r"\brank (?P<rank>\d+) n[Rr]anks (?P<n>\d+)")
 _RING = re.compile(r"^Channel (?P<c>\d+)/(?P<n>\d+) :\s")
 _VIA = re.compile(r"^(?:Channel \d+/\d+|Ring \d+) : \d+(?:\[\d+\])? -> \d+(?:\[\d+\])? (?:\[\w+\] )?"
                   r"via (?P<via>NET/[^/]+/\S+|\S+)")
+_DUPLICATE = re.compile(r"^Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) both on CUDA device "
+                        r"(?P<bus>[0-9a-fA-F]+)")
 _CHANNELS = re.compile(r"^(?P<coll>\d+) coll channels, (?P<collnet>\d+) collnet channels, (?P<nvls>\d+) nvls channels")
 
 
@@ -67,7 +74,7 @@ class Process:
     nranks: int | None = None
     version: Seen | None = None
     network: Seen | None = None  # the last "Using network X"
-    ib: Seen | None = None  # list of (device, port, link layer) from "NET/IB : Using"
+    ib: Seen | None = None  # (device, port, link layer) list of a "NET/IB : Using" that names one
     ib_none: Seen | None = None  # "NET/IB : No device found."
     socket: Seen | None = None  # list of interfaces from "NET/Socket : Using"
     via: dict[str, Seen] = field(default_factory=dict)  # "NET/IB/0/GDRDMA" -> first line
@@ -150,7 +157,8 @@ def _read(p: Process, level: str, msg: str, at: Seen) -> None:
         p.ib_none = seen(True)
     elif m := _IB_USING.match(msg):
         devs = [(d.group("dev"), int(d.group("port")), d.group("ll")) for d in _IB_DEV.finditer(m.group("list"))]
-        p.ib = seen(devs)
+        if devs:  # "NET/IB : Using [RO]; OOB ..." after "No device found": no IB device
+            p.ib = seen(devs)
     elif m := _SOCKET_USING.match(msg):
         p.socket = seen([d.group("ifname") for d in _SOCKET_DEV.finditer(m.group("list"))])
     elif m := _VIA.match(msg):
@@ -205,22 +213,26 @@ def _names(procs: Sequence[Process]) -> str:
 def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence[Any] = (),
              run: str = "--run") -> list[Any]:
     """NET-02 from the run: sockets used (fail), transports that differ between ranks
-    otherwise (fail), or why the log cannot tell (error / skip)."""
+    otherwise (fail), or why the log cannot tell (error / skip). PLAT-01 where NCCL
+    refused ranks sharing a GPU (its "Duplicate GPU detected" warning; no finding
+    when the log has none)."""
     from validator.jobnodes.rules import RULES
     from validator.model import Finding, Location, Status
 
-    level = levels.get("NET-02", "MUST")
     out: list[Any] = []
 
     def make(rid: str, status: Any, message: str, *, at: Seen | None = None, observed: str | None = None,
              expected: str = "", value: Any = None) -> None:
+        req = RULES[rid].requirement
         out.append(Finding(
-            rule=rid, requirement="NET-02", level=level, status=status, subject=subject,
+            rule=rid, requirement=req, level=levels.get(req, "MUST"), status=status, subject=subject,
             expected=expected or RULES[rid].summary, message=message, remediation=RULES[rid].remediation,
             observed=observed, value=value, source=f"NCCL_DEBUG=INFO log ({run})",
             location=Location(at.file, at.line, at.text) if at else None))
 
+    level = levels.get("NET-02", "MUST")
     used, mixed = "NET-02.run-used-sockets", "NET-02.run-mixed-transports"
+    _shared_gpus(ev, nodes, make, Status.FAIL if levels.get("PLAT-01", "MUST") == "MUST" else Status.WARN)
     if not ev.processes:
         why = (f"no NCCL_DEBUG=INFO lines in {', '.join(ev.files) or run}: the transport NCCL used "
                "is not known from this run")
@@ -265,6 +277,32 @@ def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence
         make(mixed, Status.PASS, f"every rank that said used {kinds.pop()}: {_names(known)}",
              at=known[0].network, observed=str(known[0].transport()))
     return out
+
+
+def _shared_gpus(ev: Evidence, nodes: Sequence[Any], make: Any, status: Any) -> None:
+    """One PLAT-01 failure naming every pair of ranks NCCL found on one GPU (its own WARN,
+    the first one cited), with the GPU count the host's facts show where given."""
+    rid = "PLAT-01.run-ranks-share-gpu"
+    dups = [(p, w, m) for p in ev.processes for w in p.warns if (m := _DUPLICATE.match(str(w.value)))]
+    if not dups:
+        return
+    pairs: dict[tuple[str, str], set[int]] = {}
+    for p, _, m in dups:
+        pairs.setdefault((p.host, m.group("bus")), set()).update((int(m.group("a")), int(m.group("b"))))
+    said = "; ".join(f"{host}: ranks {', '.join(map(str, sorted(r)))} on one GPU (CUDA device {bus})"
+                     for (host, bus), r in sorted(pairs.items()))
+    by_host = {n.host: n for n in nodes}
+    have = []
+    for host in sorted({h for h, _ in pairs} & set(by_host)):
+        n = by_host[host]
+        why = n.why_unknown("gpu.count")
+        have.append(f"{host} has {n.facts['gpu.count'].get('value')} GPU(s) (gpu.count, {n.file})" if not why
+                    else f"{host}'s GPU count is unknown ({why})")
+    first = dups[0][1]
+    make(rid, status, f'NCCL refused ranks that share a GPU: {said}: "{first.text.strip()}"'
+         + (f"; {'; '.join(have)}" if have else ""),
+         at=first, observed=f"{len(set().union(*pairs.values()))} ranks on {len(pairs)} GPU(s)",
+         expected="one rank per GPU", value=sorted(f"{h}:{b}" for h, b in pairs))
 
 
 def _fabric_note(sock: Sequence[Process], nodes: Sequence[Any], fabric: str) -> str:

@@ -95,6 +95,14 @@ RULES = {
             "fleet's GPUs, or run on more nodes (and pass their facts).",
         ),
         JobNodeRule(
+            "PLAT-01.run-ranks-share-gpu",
+            "NCCL found two ranks of one host on one GPU (\"Duplicate GPU detected\")",
+            "NCCL allows one rank per GPU per communicator: more processes on a node than it has "
+            "GPUs (or ranks that pick the same device) fail at init with ncclInvalidUsage.",
+            "Start at most one process per GPU (torchrun --nproc-per-node up to the node's GPU "
+            "count) and have each rank select its own device (torch.cuda.set_device(LOCAL_RANK)).",
+        ),
+        JobNodeRule(
             "NET-02.run-used-sockets",
             "NCCL used TCP sockets where the nodes have an RDMA fabric",
             "NCCL falls back to sockets silently when it finds no usable IB device (a wrong "
