@@ -11,7 +11,7 @@ from tests.jobnodes.test_checks import FLAGAI, MEGATRON, TORCHTUNE
 from tests.jobnodes.util import DGX, H200, RECORDINGS, dgx, gpus, write
 from tests.jobs.util import spec_check
 
-MINE = ("PLAT-01.job-", "PLAT-02.job-", "NET-02.job-", "NET-02.run-", "TOPO-03.job-")
+MINE = ("PLAT-01.job-", "PLAT-01.run-", "PLAT-02.job-", "NET-02.job-", "NET-02.run-", "TOPO-03.job-")
 
 
 def result(tmp: Path, *args: str) -> tuple[int, dict[str, Any], str]:
@@ -106,3 +106,45 @@ def test_select_and_ignore_take_these_rules(tmp_path: Path) -> None:
     assert "PLAT-01.job-gpus-per-node-exceed-node" not in mine(doc) and mine(doc), err
     p = spec_check("lint", str(TORCHTUNE), "--select", "PLAT-01.job-gpus")  # without --nodes: no such rule
     assert p.returncode == 2 and "PLAT-01.job-gpus" in p.stderr
+
+
+def _waivers(tmp: Path, *entries: tuple[str, str]) -> Path:
+    w = tmp / "waivers.yaml"
+    w.write_text("waivers:\n" + "".join(
+        f'  - id: {i}\n    subject: "{s}"\n    justification: the test node has no fabric (T-1)\n'
+        f"    approver: lead@example.com\n    expires: 2099-12-31\n" for i, s in entries))
+    return w
+
+
+def test_waivers_apply_to_these_findings_as_to_the_packs(tmp_path: Path) -> None:
+    """docs/job-nodes.md: a waiver names these rules exactly (or their requirement) and
+    matches by the job, as a pack rule's does; a typo is refused at file:line."""
+    from tests.jobnodes.test_h200_recordings import FACTS, TWO
+
+    job = tmp_path / "record.sh"
+    job.write_text("#!/bin/bash\ntorchrun --standalone --nproc-per-node 2 allreduce.py\n")
+    args = (str(job), "--nodes", str(FACTS), "--run", str(TWO))
+    _rc, base, _ = result(tmp_path, *args)
+    assert not any(f["waiver"] for f in base["findings"])
+    # by the job; by the requirement and the config file's name (matches the finding located
+    # in record.sh, as for a pack finding); by the log file a --run finding cites
+    w = _waivers(tmp_path, ("NET-02.run-used-sockets", str(job)), ("PLAT-01", "record.sh"),
+                 ("PLAT-01.run-ranks-share-gpu", "nccl_info_two_ranks_one_gpu.log"),
+                 ("MON-01.collective-latency-not-emitted", str(job)))
+    rc, doc, err = result(tmp_path, *args, "--waivers", str(w))
+    assert rc == 1 and "matches no finding" not in err, err
+    waived = {f["rule"] for f in doc["findings"] if f["waiver"] and f["waiver"]["active"]}
+    assert waived == {"NET-02.run-used-sockets", "PLAT-01.run-ranks-share-gpu",
+                      "PLAT-01.job-gpus-per-node-exceed-node", "MON-01.collective-latency-not-emitted"}
+    assert mine(doc)["PLAT-01.job-gpus-per-node-exceed-node"]["waiver"]["id"] == "PLAT-01"
+    assert mine(doc)["PLAT-01.run-ranks-share-gpu"]["waiver"]["id"] == "PLAT-01.run-ranks-share-gpu"
+    # a waiver changes no status: the same failures, four of them now waived
+    assert {f["rule"]: f["status"] for f in doc["findings"]} == {f["rule"]: f["status"] for f in base["findings"]}
+    assert {f["rule"] for f in doc["findings"] if f["rule"] in waived and f["status"] == "fail"} == waived
+    # a waiver for another job's file matches nothing here: said on stderr, nothing waived
+    _rc, doc, err = result(tmp_path, *args, "--waivers", str(_waivers(tmp_path, ("NET-02.run-used-sockets", "x.sh"))))
+    assert "matches no finding" in err and not any(f["waiver"] for f in doc["findings"])
+    # an ID that is no rule: exit 2, one line, the closest IDs named
+    rc, _doc, err = result(tmp_path, *args, "--waivers", str(_waivers(tmp_path, ("NET-02.run-used-socket", "*"))))
+    assert rc == 2 and "waivers.yaml:2" in err and "NET-02.run-used-sockets" in err
+    assert len(err.strip().splitlines()) == 1

@@ -296,7 +296,10 @@ def lint(
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
     clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]
-    report = evaluate_documents("lint", built, opts, clean, [d["subject"]["name"] for d in jobs])
+    # lint --nodes / --run: waivers are applied once, after its findings are added
+    waive_later = bool(node_facts or run_dirs) and opts.waivers is not None
+    report = evaluate_documents("lint", built, replace(opts, waivers=None) if waive_later else opts, clean,
+                                [d["subject"]["name"] for d in jobs])
     errors = _error_findings(docs)
     if errors:
         findings = tuple(sorted((*report.findings, *errors), key=lambda f: f.sort_key()))
@@ -318,5 +321,9 @@ def lint(
             if not p.exists():
                 raise SpecCheckError("no such file or directory (--run)", file=str(p))
         report = add_to_report(report, built, opts, jobs, node_facts, run_dirs)
+        if waive_later and opts.waivers is not None:
+            from validator.jobnodes import waive
+
+            report = waive(report, built, opts.waivers)
     report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
     finish(report, opts)

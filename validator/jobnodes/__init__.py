@@ -6,7 +6,8 @@
 * ``nccllog``: what NCCL really used, from a run's ``NCCL_DEBUG=INFO`` lines;
 * ``rules``: the rule descriptions these findings carry.
 
-``add_to_report`` is the one entry point ``cli/lint.py`` calls.
+``add_to_report`` is the entry point ``cli/lint.py`` calls; ``waive`` applies ``--waivers``
+to the whole report after it.
 """
 
 from __future__ import annotations
@@ -60,3 +61,19 @@ def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]]
     docs_ = [r for r in rule_docs({f.rule for f in found}, levels) if r.id not in known]  # type: ignore[attr-defined]
     return replace(report, findings=findings, rules=(*report.rules, *docs_),
                    extra={**report.extra, **extra})
+
+
+def waive(report: Any, built: Any, path: Path) -> Any:
+    """``report`` under the ``--waivers`` file, as every verb applies it
+    (``validator.waivers``), with this package's rule IDs known beside the pack's: a
+    waiver names ``NET-02.run-used-sockets`` exactly, or its requirement ``NET-02``, and
+    matches by subject (the job) or file like a pack finding. ``lint`` defers its waivers
+    to here when ``--nodes``/``--run`` is given, so that they are applied, and a waiver
+    matching only these findings reported unmatched, once."""
+    from types import SimpleNamespace
+
+    from validator.jobnodes.rules import RULES
+    from validator.waivers import apply_waivers, load_waivers
+
+    pack = SimpleNamespace(rules=[*built.pack.rules, *(SimpleNamespace(id=i) for i in RULES)])
+    return apply_waivers(report, load_waivers(path, pack, built.ctx.spec))
