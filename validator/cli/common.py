@@ -129,10 +129,12 @@ class Built:
     pack: Any  # loader.RulePack
 
 
-def build(opts: RunOptions, scopes: tuple[str, ...] | None = None) -> Built:
+def build(opts: RunOptions, scopes: tuple[str, ...] | None = None,
+          extra_rules: tuple[str, ...] = ()) -> Built:
     """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
     evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
-    error, not a silent "conformant" with nothing checked."""
+    error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
+    verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too."""
     from validator.compiled import load_bundled
     from validator.engine import Context
     from validator.rulemodel import SCOPES
@@ -162,7 +164,7 @@ def build(opts: RunOptions, scopes: tuple[str, ...] | None = None) -> Built:
         from validator.loader import load_pack
 
         pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
-    in_scope = [r.id for r in pack.rules if r.scope in scopes]
+    in_scope = [r.id for r in pack.rules if r.scope in scopes] + list(extra_rules)
     check_prefixes(in_scope, opts.select, opts.ignore,
                    elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
     if not in_scope:  # an empty custom pack, or one with no rules of this verb's scopes

@@ -229,6 +229,26 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     "measures each failure's time to the first training step after it against "
     "recovery_bound.",
 )
+# --- lint --nodes / --run (validator.jobnodes): the job judged against its nodes -------
+@click.option(
+    "--nodes",
+    "node_facts",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="Node facts the job runs on (repeatable): a `probe -o` file, a folder of them, or a "
+    "`cluster --format json` result. The job's GPUs per node, node count, NCCL_IB_HCA, "
+    "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, IB pinning and tensor-parallel size are judged "
+    "host by host (docs/job-nodes.md).",
+)
+@click.option(
+    "--run",
+    "run_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="A run's output folder or log file (repeatable): NCCL_DEBUG=INFO lines say which "
+    "network NCCL really used (NET-02).",
+)
+# --- end lint --nodes / --run ----------------------------------------------------------
 @common_options
 def lint(
     paths: tuple[Path, ...],
@@ -237,6 +257,8 @@ def lint(
     jobs_of_files: bool,
     recovery_logs: tuple[Path, ...],
     whole: tuple[Path, ...],
+    node_facts: tuple[Path, ...] = (),
+    run_dirs: tuple[Path, ...] = (),
     **kwargs: Any,
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
@@ -257,7 +279,12 @@ def lint(
     if not paths and not whole:
         raise click.UsageError("give at least one PATH (or --job PATH)")
     opts = run_options(kwargs)
-    built = build(opts, ("job",))
+    extra: tuple[str, ...] = ()
+    if node_facts or run_dirs:  # lint --nodes / --run: their rules may be --select-ed
+        from validator.jobnodes.rules import RULES
+
+        extra = tuple(RULES)
+    built = build(opts, ("job",), extra)
     docs = lint_documents(
         paths,
         kind,
@@ -269,7 +296,10 @@ def lint(
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
     clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]
-    report = evaluate_documents("lint", built, opts, clean, [d["subject"]["name"] for d in jobs])
+    # lint --nodes / --run: waivers are applied once, after its findings are added
+    waive_later = bool(node_facts or run_dirs) and opts.waivers is not None
+    report = evaluate_documents("lint", built, replace(opts, waivers=None) if waive_later else opts, clean,
+                                [d["subject"]["name"] for d in jobs])
     errors = _error_findings(docs)
     if errors:
         findings = tuple(sorted((*report.findings, *errors), key=lambda f: f.sort_key()))
@@ -284,5 +314,16 @@ def lint(
             "Fix the file so that it parses, or leave it out of the lint run.",
         )
         report = replace(report, findings=findings, rules=(*report.rules, doc))
+    if node_facts or run_dirs:  # lint --nodes / --run (validator.jobnodes)
+        from validator.jobnodes import add_to_report
+
+        for p in run_dirs:
+            if not p.exists():
+                raise SpecCheckError("no such file or directory (--run)", file=str(p))
+        report = add_to_report(report, built, opts, jobs, node_facts, run_dirs)
+        if waive_later and opts.waivers is not None:
+            from validator.jobnodes import waive
+
+            report = waive(report, built, opts.waivers)
     report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
     finish(report, opts)

@@ -125,6 +125,10 @@ def document(model: Any) -> Document:
     for fact in facts.values():
         _attach_text(fact, texts)
     doc["errors"] = [_with_text(dict(e), texts) for e in model.errors]
+    # each NCCL/torch variable the job exports with its own file and line (the list fact
+    # keeps the first one's only): lint --nodes cites the line of each (validator.jobnodes)
+    doc["env"] = [_with_text({"value": v, "file": f, "line": ln}, texts)
+                  for v, f, ln, _src in getattr(model, "lists", {}).get("job.comm.env", [])]
     return doc
 
 
