@@ -48,8 +48,8 @@ def collect(ctx: Context) -> dict[str, Fact]:
     try:
         if path is not None:
             log = read_file(path)
-        elif ctx.live:
-            log = read_live()
+        elif ctx.live or (ctx.query_drivers and ctx.nvml is None and ctx.amdsmi_loader is None):
+            log = read_live()  # this host (or a container given its /sys with --nvml): its log
         else:
             why = FOREIGN.format(sysfs=ctx.sysfs)
             return {name: error(why, source="kernel log") for name in FACTS}
