@@ -132,7 +132,9 @@ def _test(category: str, test: dict[str, Any], src: str) -> dict[str, Any]:
     return item(name, {
         "category": value(str(category), source=where),
         "requirement": value(requirement_of(name), source="spec-check's map of DCGM tests to requirements"),
-        "result": value(status, source=where) if status else error("no status in the JSON", source=where),
+        # DCGM's own words travel with the result, so the finding quotes them
+        "result": (value(status, source=f"{where}: {detail}" if detail else where) if status
+                   else error("no status in the JSON", source=where)),
         "detail": value(detail, source=where),
     })
 
