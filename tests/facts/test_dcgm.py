@@ -69,7 +69,7 @@ def test_dcgm4_output_follows_dcgms_schema_and_keeps_its_warnings():
 def test_findings_per_test_under_the_pack():
     facts = {**_parsed("dcgm4_fail.json")}
     b = built(rules_version="1.1")
-    doc = {"schema": "spec-check/facts/2", "subject": {"kind": "node", "name": "n1"}, "facts": facts}
+    doc = {"schema": "spec-check/facts/3", "subject": {"kind": "node", "name": "n1"}, "facts": facts}
     got = {f.item: f.status.value for f in evaluate(b.ctx, b.pack, [doc], select=("PLAT-01.dcgm-diag-failed",))}
     assert got == {"software": "pass", "memory": "fail", "pcie": "pass"}
 

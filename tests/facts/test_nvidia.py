@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pynvml
 import pytest
 
@@ -101,7 +103,8 @@ def test_a_broken_driver_is_a_plat01_failure_with_the_reason(dgx_root, code):
     from validator.facts.document import new_document
     from validator.model import Status
 
-    f = dgx_root.probe(nvml=FakeNvml({"init_error": code, "devices": []}))
+    dmesg = Path(__file__).resolve().parents[1] / "fixtures" / "kernel" / "h200_dmesg.txt"  # no Xid
+    f = dgx_root.probe(nvml=FakeNvml({"init_error": code, "devices": []}), kernel_log=dmesg)
     assert f["gpu.count"]["value"] == 0
     b = built()
     doc = new_document("node", "dgx", f, tool_version="t", collected_at="2026-01-01T00:00:00Z")
