@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.facts.document import Fact, error
-from validator.facts.node import dcgm, gpu, gpu_events, host, links, net, pci, rdma, telemetry
+from validator.facts.node import counter_rise, dcgm, gpu, gpu_events, host, links, net, pci, rdma, telemetry
 from validator.facts.node.base import Context, FactSource
 
 SOURCES: dict[str, FactSource] = {
@@ -30,6 +30,7 @@ SOURCES: dict[str, FactSource] = {
     "telemetry": telemetry,
     "events": gpu_events,  # after gpu: an event names its GPU by the driver's PCI addresses
     "dcgm": dcgm,
+    "counter_rise": counter_rise,  # after gpu: compares its counters with --since
 }
 
 __all__ = ["SOURCES", "Context", "FactSource", "probe_node"]
@@ -45,6 +46,7 @@ def probe_node(
     query_drivers: bool | None = None,
     kernel_log: Path | None = None,
     dcgm_level: int | None = None,
+    since: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Gather every node fact; each is a value, an error value, or a collection.
 
@@ -57,7 +59,8 @@ def probe_node(
                          or amdsmi_loader is not None)
     ctx = Context(sysfs=Path(sysfs), procfs=Path(procfs), rootfs=Path(rootfs), nvml=nvml,
                   amdsmi_loader=amdsmi_loader, query_drivers=query_drivers,
-                  kernel_log=None if kernel_log is None else Path(kernel_log), dcgm_level=dcgm_level)
+                  kernel_log=None if kernel_log is None else Path(kernel_log), dcgm_level=dcgm_level,
+                  since=since)
     for name, source in SOURCES.items():
         ctx.facts.update(run_source(name, source, ctx))
     return ctx.facts
