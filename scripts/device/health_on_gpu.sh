@@ -10,6 +10,7 @@
 #
 # Records (each file under $OUT):
 #   facts.json            spec-check probe -o (with the new Xid events and error counters)
+#   facts_since.json      spec-check probe --since facts.json (gpu.counter_rises)
 #   npd.txt, npd.rc       spec-check health --npd: the one status line and its exit code
 #   check.json, check.rc  spec-check check --format json
 #   dmesg.txt             the live kernel log (dmesg), then judged from the file:
@@ -47,6 +48,10 @@ step() {  # step NAME TIMEOUT CMD...: run, time, record the exit code
 } >"$OUT/env.txt"
 
 step probe 30 $PY -m validator probe -o "$OUT/facts.json" 2>"$OUT/probe.stderr"
+
+# the counters again, named where they rose since the first probe (a few seconds apart)
+step probe_since 30 $PY -m validator probe --since "$OUT/facts.json" -o "$OUT/facts_since.json" \
+  2>"$OUT/probe_since.stderr"
 
 step npd 10 $PY -m validator health --npd >"$OUT/npd.txt" 2>"$OUT/npd.stderr"
 echo $? >"$OUT/npd.rc"

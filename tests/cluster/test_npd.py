@@ -70,7 +70,8 @@ def test_a_long_list_of_rules_fits_in_80_characters():
             self.rule, self.status, self.against_verdict = rule, Status.FAIL, True
 
     class R:
-        findings = [F(f"NET-02.rule-with-a-long-name-{i}") for i in range(9)]
+        def __init__(self):
+            self.findings = [F(f"NET-02.rule-with-a-long-name-{i}") for i in range(9)]
 
     code, line = verdict(R())
     assert code == 1 and len(line) <= 80 and line == "spec-check FAIL: NET-02.rule-with-a-long-name-0 (+8)"
