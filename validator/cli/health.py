@@ -39,6 +39,8 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
     "spec-check:" and names the failing rules. Exit 0 passes, 1 fails, 2 when the check
     or slurmctld could not be done or reached.
     """
+    if kernel_log is not None and not npd:
+        raise click.UsageError("--kernel-log goes with --npd (the Slurm health check reads this node's log)")
     if npd:  # node-problem-detector's contract, not Slurm's (validator/cli/npd.py)
         from validator.cli.npd import run as run_npd
 
