@@ -685,7 +685,9 @@ def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[
         empty = rule.if_empty
         status = Status(empty.status) if empty else Status.SKIP
         message = empty.message if empty else f"no {_label(b.ctx, rule.fact, None)} on this {kind}"
-        out.append(b.make(status, b.static_expected(), message, fact=fact))
+        # a verdict on an empty collection (no Xid event: pass) carries what was seen: none
+        seen = "none" if status in (Status.PASS, Status.FAIL, Status.WARN) else None
+        out.append(b.make(status, b.static_expected(), message, fact=fact, observed=seen))
         return
     out.extend(found)
 

@@ -196,3 +196,52 @@ def test_pool_jobs_probe_then_evaluate_and_keep_the_json_result(tmp_path: Path) 
     assert {s["name"] for s in result["subjects"]} >= {"gpu-a", *hosts}
     assert (results / "result.html").read_text().startswith("<!DOCTYPE html>")
     assert "spec v1.0" in r.stdout  # the terminal summary in the Job's log
+
+
+# --- node-problem-detector (npd-spec-check.yaml) ----------------------------------------------
+
+NPD = DEPLOY / "npd-spec-check.yaml"
+
+
+def _npd_config() -> dict[str, Any]:
+    [cm] = [d for d in documents(NPD) if d["kind"] == "ConfigMap"]
+    return json.loads(cm["data"]["spec-check-monitor.json"])
+
+
+def test_npd_config_follows_the_custom_plugin_contract() -> None:
+    """What NPD's CustomPluginConfig.Validate and ApplyConfiguration check
+    (kubernetes/node-problem-detector pkg/custompluginmonitor/types/config.go)."""
+    cfg = _npd_config()
+    assert cfg["plugin"] == "custom"
+    glob = cfg["pluginConfig"]
+    assert glob["max_output_length"] == 80 and glob["timeout"] == "5s"
+    conditions = {c["type"] for c in cfg["conditions"]}
+    [rule] = cfg["rules"]
+    assert rule["type"] == "permanent" and rule["condition"] in conditions  # a preset default
+    assert float(rule["timeout"].removesuffix("s")) <= float(glob["timeout"].removesuffix("s"))
+    assert rule["args"][:2] == ["health", "--npd"]
+    # the plugin path is where the spec-check image installs the command
+    [ds] = [d for d in documents(NPD) if d["kind"] == "DaemonSet"]
+    c = ds["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"].startswith("registry.example.com/spec-check:")
+    assert "--config.custom-plugin-monitor=/config/spec-check-monitor.json" in c["args"]
+    assert rule["path"] == "/usr/local/bin/spec-check"
+
+
+def test_npd_plugin_command_answers_within_the_contract(tmp_path: Path) -> None:
+    """The rule's command, with the host paths mapped to this machine's: one line of at most
+    80 characters, exit 0, 1 or 2, inside NPD's timeout."""
+    import time
+
+    [rule] = _npd_config()["rules"]
+    args = [a.replace("/host/sys", "/sys").replace("/host/proc", "/proc").replace("/host/root", "/")
+            for a in rule["args"]]
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "validator", *args], capture_output=True, text=True,
+                       timeout=30, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    elapsed = time.monotonic() - t0
+    assert r.returncode in (0, 1, 2), r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1 and len(lines[0]) <= 80 and lines[0].startswith("spec-check "), r.stdout
+    assert r.stderr == ""
+    assert elapsed < 30  # a bound on a shared runner, not a timing claim (NPD's is 5 s; see docs)

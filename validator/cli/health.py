@@ -21,10 +21,15 @@ from validator.cli.node import _root_options, probe_document
 @click.option("--drain/--no-drain", default=True, show_default=True,
               help="Drain the node on a MUST failure or error (--no-drain: only report; a node "
                    "spec-check drained is still resumed when it passes).")
+@click.option("--npd", is_flag=True, default=False,
+              help="Run as a node-problem-detector custom plugin: no Slurm; one status line of at most "
+                   "80 characters; exit 0 OK, 1 problem, 2 unknown, within 5 s (docs/node-health.md).")
+@click.option("--kernel-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Judge the GPU error events of a saved dmesg / journalctl -k output (with --npd).")
 @_root_options
 @common_options
-def health(node: str | None, facts_file: Path | None, drain: bool, sysfs: Path, procfs: Path, rootfs: Path,
-           nvml: bool | None, **kwargs: Any) -> None:
+def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, kernel_log: Path | None,
+           sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None, **kwargs: Any) -> None:
     """Slurm health check: drain this node when it fails the spec, resume it when it passes.
 
     \b
@@ -34,6 +39,12 @@ def health(node: str | None, facts_file: Path | None, drain: bool, sysfs: Path, 
     "spec-check:" and names the failing rules. Exit 0 passes, 1 fails, 2 when the check
     or slurmctld could not be done or reached.
     """
+    if kernel_log is not None and not npd:
+        raise click.UsageError("--kernel-log goes with --npd (the Slurm health check reads this node's log)")
+    if npd:  # node-problem-detector's contract, not Slurm's (validator/cli/npd.py)
+        from validator.cli.npd import run as run_npd
+
+        sys.exit(run_npd(facts_file, sysfs, procfs, rootfs, nvml, kernel_log, kwargs))
     from validator.cluster.health import act, this_node
 
     opts = run_options(kwargs)

@@ -41,12 +41,42 @@ def _root_options(func: Any) -> Any:
     return func
 
 
-def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None) -> dict[str, Any]:
-    """Probe this node into a facts document; failures become error values inside it."""
+def _event_options(func: Any) -> Any:
+    """--kernel-log and --dcgm-diag: where GPU error events come from, and DCGM on request."""
+    for option in reversed([
+        click.option("--kernel-log", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+                     help="Judge the Xid / amdgpu RAS events of a saved `dmesg` or `journalctl -k` output "
+                          "instead of this host's kernel log (/dev/kmsg, else journalctl -k)."),
+        click.option("--since", "since", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                     metavar="FACTS", help="An earlier `spec-check probe -o` of this node: name the GPU error "
+                                           "counters (ECC, PCIe replays, NVLink) that rose since."),
+        click.option("--dcgm-diag", "dcgm_diag", type=click.IntRange(1, 4), default=None, metavar="LEVEL",
+                     help="Also run `dcgmi diag -r LEVEL -j` (1: seconds, 2: minutes, 3-4: long) and judge each "
+                          "test; without dcgmi it is a skip that says so."),
+    ]):
+        func = option(func)
+    return func
+
+
+def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None,
+                   kernel_log: Path | None = None, dcgm_diag: int | None = None,
+                   since: Path | None = None) -> dict[str, Any]:
+    """Probe this node into a facts document; failures become error values inside it.
+    ``since``: an earlier facts document of this node (read and checked before probing)."""
     from validator.facts.document import new_document
     from validator.facts.node import probe_node
 
-    facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs, query_drivers=nvml)
+    earlier = None
+    if since is not None:
+        from validator.errors import FactsFileError
+        from validator.facts.document import load
+
+        earlier = load(since)
+        if earlier["subject"]["kind"] != "node":
+            raise FactsFileError(f'--since needs node facts; this document is a {earlier["subject"]["kind"]}',
+                                 file=str(since))
+    facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs, query_drivers=nvml,
+                       kernel_log=kernel_log, dcgm_level=dcgm_diag, since=earlier)
     host = facts.get("host.hostname", {}).get("value") or socket.gethostname()
     return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
 
@@ -55,9 +85,10 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
 @click.option("--facts", "facts_files", multiple=True, type=click.Path(path_type=Path),
               help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
 @_root_options
+@_event_options
 @common_options
 def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
-          **kwargs: Any) -> None:
+          kernel_log: Path | None, dcgm_diag: int | None, since: Path | None, **kwargs: Any) -> None:
     """Check this node against every node requirement of the spec.
 
     With --facts, evaluate recordings made by `spec-check probe -o FILE` instead
@@ -65,6 +96,9 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
     """
     opts = run_options(kwargs)
     built = build(opts, ("node",))  # bad spec, rules, profile or --set fail here, before probing
+    if facts_files and (kernel_log or dcgm_diag or since):
+        raise click.UsageError("--kernel-log, --dcgm-diag and --since gather facts: give them to `spec-check probe` "
+                         "(or to check without --facts), not with --facts")
     if facts_files:
         from validator.errors import FactsFileError
         from validator.facts.document import load
@@ -83,7 +117,7 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
                                      file=str(p))
         sources = [str(p) for p in facts_files]
     else:
-        docs = [probe_document(sysfs, procfs, rootfs, nvml)]
+        docs = [probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since)]
         sources = ["probe"]
     older = list(zip(facts_files, docs, strict=True)) if facts_files else []
     docs = unique_subjects(docs, sources)
@@ -98,9 +132,11 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
               help="Facts are JSON (schema spec/facts.schema.json).")
 @_root_options
-def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None) -> None:
+@_event_options
+def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
+          kernel_log: Path | None, dcgm_diag: int | None, since: Path | None) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
-    doc = probe_document(sysfs, procfs, rootfs, nvml)
+    doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since)
     text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     if output is None:
         click.echo(text, nl=False)

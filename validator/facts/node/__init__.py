@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.facts.document import Fact, error
-from validator.facts.node import gpu, host, links, net, pci, rdma, telemetry
+from validator.facts.node import counter_rise, dcgm, gpu, gpu_events, host, links, net, pci, rdma, telemetry
 from validator.facts.node.base import Context, FactSource
 
 SOURCES: dict[str, FactSource] = {
@@ -28,6 +28,9 @@ SOURCES: dict[str, FactSource] = {
     "gpu": gpu,
     "links": links,
     "telemetry": telemetry,
+    "events": gpu_events,  # after gpu: an event names its GPU by the driver's PCI addresses
+    "dcgm": dcgm,
+    "counter_rise": counter_rise,  # after gpu: compares its counters with --since
 }
 
 __all__ = ["SOURCES", "Context", "FactSource", "probe_node"]
@@ -41,6 +44,9 @@ def probe_node(
     nvml: object | None = None,
     amdsmi_loader: Callable[[], Any] | None = None,
     query_drivers: bool | None = None,
+    kernel_log: Path | None = None,
+    dcgm_level: int | None = None,
+    since: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Gather every node fact; each is a value, an error value, or a collection.
 
@@ -52,7 +58,9 @@ def probe_node(
         query_drivers = (Path(sysfs).resolve() == Path("/sys").resolve() or nvml is not None
                          or amdsmi_loader is not None)
     ctx = Context(sysfs=Path(sysfs), procfs=Path(procfs), rootfs=Path(rootfs), nvml=nvml,
-                  amdsmi_loader=amdsmi_loader, query_drivers=query_drivers)
+                  amdsmi_loader=amdsmi_loader, query_drivers=query_drivers,
+                  kernel_log=None if kernel_log is None else Path(kernel_log), dcgm_level=dcgm_level,
+                  since=since)
     for name, source in SOURCES.items():
         ctx.facts.update(run_source(name, source, ctx))
     return ctx.facts

@@ -34,6 +34,9 @@ class Context:
     nvml: Any = None  # a pynvml-like module; None imports the real one
     amdsmi_loader: Callable[[], Any] | None = None  # returns the amdsmi module
     query_drivers: bool = True  # False: the GPU drivers (NVML, amdsmi) answer for another host
+    kernel_log: Path | None = None  # a saved dmesg / journalctl -k instead of this host's log
+    dcgm_level: int | None = None  # run `dcgmi diag -r LEVEL` (None: not requested)
+    since: dict[str, Any] | None = None  # an earlier facts document of this node (counter rises)
     facts: dict[str, Fact] = field(default_factory=dict)
 
     @property

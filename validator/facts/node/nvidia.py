@@ -23,6 +23,8 @@ from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, parse_numa, read_fact
+from validator.facts.node.nvidia_counters import FIELDS as COUNTERS
+from validator.facts.node.nvidia_counters import counters
 from validator.facts.node.nvidia_health import (
     MissingBinding,
     binding,
@@ -202,6 +204,7 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
     f["pcie_width_max"] = _get(nv, int, "nvmlDeviceGetMaxPcieLinkWidth", h, unit="x")
     f["pcie_width_device_max"] = dict(f["pcie_width_max"])  # NVML has no device-only width
     f.update(nvlinks(nv, h))
+    f.update(counters(nv, h, f["nvlink_count"]))
     f.update(fabric(nv, h))
     f["throttle_reasons"] = _get(nv, decode_reasons, "nvmlDeviceGetCurrentClocksEventReasons", h,
                                  fallback="nvmlDeviceGetCurrentClocksThrottleReasons")
@@ -230,5 +233,5 @@ FIELDS = (  # every gpu.devices field of spec/facts/node.yaml, besides index
     "pcie_width_current", "pcie_width_max", "pcie_width_device_max", "nvlink_count",
     "nvlink_inactive", "nvlink_remote_switch", "fabric_state", "fabric_status",
     "throttle_reasons", "power_draw", "power_limit", "energy_total", "utilization",
-    "temperature", "xgmi_inactive", *NEAREST,
+    "temperature", "xgmi_inactive", *NEAREST, *COUNTERS,
 )

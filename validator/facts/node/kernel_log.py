@@ -1,0 +1,260 @@
+"""The kernel log as records: (seconds since boot or wall-clock time, message), from
+``/dev/kmsg``, ``journalctl -k`` or a saved file.
+
+Why each way, and the traps:
+* ``/dev/kmsg`` gives one record per ``read()``: ``PRI,SEQ,USEC,FLAGS[,...];MESSAGE`` with
+  continuation lines `` KEY=VALUE`` (Documentation/ABI/testing/dev-kmsg). Opened with
+  O_NONBLOCK it answers EAGAIN once the buffer is read, so reading never blocks; EPIPE
+  means the ring buffer overwrote the next record (it is skipped, not fatal). Opening
+  fails with EPERM for a non-root user under ``kernel.dmesg_restrict=1``.
+* ``journalctl -k -b -o short-monotonic`` is the fallback where /dev/kmsg cannot be read
+  (a container without it); it has a deadline, as every command spec-check runs.
+* A saved file (``--kernel-log``) may be ``dmesg`` (``[  12.345678] msg``), ``dmesg -T``
+  (``[Fri Nov 27 03:12:01 2026] msg``), /dev/kmsg records, ``journalctl -k`` in the default
+  ``short`` format (``Nov 27 03:12:01 host kernel: msg``), ``short-iso`` or
+  ``short-monotonic``. A line in none of these shapes is counted, never guessed at.
+
+Time: a record's ``since_boot`` (seconds) when the line carries it, else ``wall`` (a
+datetime; the default journalctl format has no year, the file's own order decides it).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+MAX_BYTES = 64 * 1024 * 1024  # a kernel log file larger than this is refused, not read
+JOURNAL_TIMEOUT = 3.0
+MAX_RECORDS = 1_000_000
+
+_KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;(.*)$")
+_MONO = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
+_CTIME = re.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(.*)$")
+_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) (\S+) (.*)$")
+_SHORT = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) (.*)$")
+_KERNEL_TAG = re.compile(r"^kernel: (.*)$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One kernel log message and when it was logged (either clock may be unknown)."""
+
+    message: str
+    since_boot: float | None = None  # seconds after boot, as dmesg prints them
+    wall: datetime | None = None
+    line: int = 0  # 1-based line in a file (0: a live record)
+
+    def when(self) -> str:
+        if self.since_boot is not None:
+            return f"{self.since_boot:.6f} s after boot"
+        if self.wall is not None:
+            return self.wall.isoformat()
+        return "time unknown"
+
+
+@dataclass
+class Log:
+    """Records read, where from, and how many lines had no recognisable shape."""
+
+    records: list[Record]
+    source: str
+    unparsed: int = 0
+    now_since_boot: float | None = None  # the moment the log was read, on the boot clock
+    now_wall: datetime | None = None
+
+
+class KernelLogError(Exception):
+    """The kernel log could not be read; ``str()`` says what was tried and why it failed."""
+
+
+def parse_line(line: str, number: int = 0) -> Record | None:
+    """One line of any supported shape, or None."""
+    line = line.rstrip("\r\n")
+    m = _KMSG.match(line)
+    if m:
+        return Record(m.group(4), since_boot=int(m.group(3)) / 1e6, line=number)
+    m = _MONO.match(line)
+    if m:
+        rest = m.group(2)
+        tag = re.match(r"^\S+ kernel: (.*)$", rest)  # journalctl -o short-monotonic
+        return Record(tag.group(1) if tag else rest, since_boot=float(m.group(1)), line=number)
+    m = _CTIME.match(line)
+    if m:
+        try:
+            wall = datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
+        except ValueError:
+            return None
+        return Record(m.group(2), wall=wall, line=number)
+    m = _ISO.match(line)
+    if m:
+        text = _kernel_message(m.group(3))
+        if text is None:
+            return None
+        try:
+            wall = datetime.fromisoformat(m.group(1).replace(",", "."))
+        except ValueError:
+            return None
+        return _with_inner_stamp(text, wall, number)
+    m = _SHORT.match(line)
+    if m:
+        text = _kernel_message(m.group(3))
+        if text is None:
+            return None
+        try:
+            wall = datetime.strptime(f"2000 {' '.join(m.group(1).split())}", "%Y %b %d %H:%M:%S")
+        except ValueError:
+            return None
+        return _with_inner_stamp(text, wall, number)
+    return None
+
+
+def _kernel_message(rest: str) -> str | None:
+    m = _KERNEL_TAG.match(rest)
+    return m.group(1) if m else None
+
+
+def _with_inner_stamp(text: str, wall: datetime, number: int) -> Record:
+    """syslog lines may carry the kernel's own ``[  12.3]`` stamp after ``kernel:``."""
+    m = _MONO.match(text)
+    if m:
+        return Record(m.group(2), since_boot=float(m.group(1)), wall=wall, line=number)
+    return Record(text, wall=wall, line=number)
+
+
+def parse_lines(lines: Iterable[str], source: str) -> Log:
+    """A saved log: the records and the count of lines of no known shape. A line that
+    starts with a space (a /dev/kmsg `` KEY=VALUE`` continuation) is not a message."""
+    records: list[Record] = []
+    unparsed = 0
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith(" "):
+            continue
+        rec = parse_line(line, n)
+        if rec is None:
+            unparsed += 1
+            # a message with no stamp still counts when it names a GPU event: kept, no time
+            records.append(Record(line.rstrip("\r\n"), line=n))
+        else:
+            records.append(rec)
+        if len(records) >= MAX_RECORDS:
+            break
+    _fix_years(records)
+    log = Log(records, source, unparsed)
+    stamped = [r for r in records if r.since_boot is not None]
+    if stamped:
+        log.now_since_boot = max(r.since_boot for r in stamped if r.since_boot is not None)
+    walls = [r.wall for r in records if r.wall is not None]
+    if walls:
+        log.now_wall = max(walls)
+    return log
+
+
+def _fix_years(records: list[Record]) -> None:
+    """The ``short`` format has no year (parsed as 2000): a later record earlier in the
+    year than the one before means the year turned. Only order matters for ages."""
+    year = 0
+    last: datetime | None = None
+    for i, r in enumerate(records):
+        if r.wall is None or r.wall.year != 2000:
+            continue
+        wall = r.wall.replace(year=2000 + year)
+        if last is not None and wall < last:
+            year += 1
+            wall = r.wall.replace(year=2000 + year)
+        last = wall
+        records[i] = Record(r.message, r.since_boot, wall, r.line)
+
+
+def read_file(path: Path) -> Log:
+    """A saved ``dmesg`` / ``journalctl -k`` output; KernelLogError if it cannot be read."""
+    try:
+        st = path.stat()
+        if not path.is_file():
+            raise KernelLogError(f"{path} is not a regular file")
+        if st.st_size > MAX_BYTES:
+            raise KernelLogError(f"{path} is {st.st_size} bytes, over the {MAX_BYTES} byte limit "
+                                 "for a kernel log")
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return parse_lines(fh, str(path))
+    except OSError as exc:
+        raise KernelLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_kmsg(path: Path = Path("/dev/kmsg")) -> Log:
+    """What /dev/kmsg holds now, without blocking; KernelLogError when it cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise KernelLogError(f"cannot open {path}: {exc.strerror or exc}") from None
+    records: list[Record] = []
+    unparsed = 0
+    try:
+        while len(records) < MAX_RECORDS:
+            try:
+                chunk = os.read(fd, 8192)
+            except BlockingIOError:
+                break  # EAGAIN: every buffered record has been read
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:
+                    continue  # overwritten before we got to it: the next read goes on
+                if exc.errno == errno.EINVAL and not records:
+                    raise KernelLogError(f"cannot read {path}: {exc.strerror}") from None
+                break
+            if not chunk:
+                break
+            line = chunk.decode("utf-8", errors="replace").split("\n", 1)[0]
+            rec = parse_line(line)
+            if rec is None:
+                unparsed += 1
+            else:
+                records.append(rec)
+    finally:
+        os.close(fd)
+    import time
+
+    return Log(records, str(path), unparsed, now_since_boot=time.clock_gettime(time.CLOCK_MONOTONIC))
+
+
+def read_journal() -> Log:
+    """``journalctl -k -b -o short-monotonic``: the kernel messages of this boot."""
+    exe = shutil.which("journalctl")
+    if exe is None:
+        raise KernelLogError("journalctl not found")
+    argv = [exe, "-k", "-b", "-o", "short-monotonic", "--no-pager", "-q"]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=JOURNAL_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        raise KernelLogError(f"journalctl -k did not answer in {JOURNAL_TIMEOUT:g} s") from None
+    except OSError as exc:
+        raise KernelLogError(f"journalctl: {exc.strerror or exc}") from None
+    if p.returncode != 0:
+        lines = [ln for ln in (p.stderr or p.stdout).splitlines() if ln.strip()]
+        raise KernelLogError(f"journalctl -k exit {p.returncode}: {lines[-1] if lines else ''}".rstrip(": "))
+    import time
+
+    log = parse_lines(p.stdout.splitlines(), "journalctl -k -b -o short-monotonic")
+    log.now_since_boot = time.clock_gettime(time.CLOCK_MONOTONIC)
+    return log
+
+
+def read_live(kmsg: Path = Path("/dev/kmsg")) -> Log:
+    """/dev/kmsg, else journalctl -k; KernelLogError naming both failures."""
+    try:
+        return read_kmsg(kmsg)
+    except KernelLogError as first:
+        try:
+            return read_journal()
+        except KernelLogError as second:
+            raise KernelLogError(f"{first}; {second}") from None
+
+
+def messages(log: Log, marker: str) -> Iterator[Record]:
+    """The records whose message contains ``marker`` (cheap filter before a regex)."""
+    return (r for r in log.records if marker in r.message)
