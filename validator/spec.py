@@ -278,6 +278,16 @@ def _text(raw: Any) -> str:
     return str(raw)
 
 
+def _did_you_mean(name: str, known: Any) -> str:
+    """One line: the closest parameter names, or where the list is (not all 22 of them)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.75)
+    if close:
+        return f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    return " (`spec-check spec show` lists every parameter)"
+
+
 def resolve_parameters(spec: Spec, *, profile: Path | None = None,
                        sets: tuple[str, ...] = ()) -> dict[str, ParamValue]:
     """Defaults, then the profile's ``parameters:``, then each ``--set KEY=VALUE``."""
@@ -285,14 +295,14 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
         name: ParamValue(name, parse_parameter(name, p, p.default), _text(p.default), "default")
         for name, p in spec.parameters.items()
     }
-    known = ", ".join(sorted(spec.parameters))
 
     def apply(name: str, raw: Any, origin: str, file: str | None, line: int | None) -> None:
         # a --set error names the option as typed; a profile error names its file:line
         shown = raw if len(str(raw)) <= 80 else f"{str(raw)[:60]}... ({len(str(raw))} characters)"
         said = f"--set {name}={shown}: " if origin == "--set" else ""
         if name not in spec.parameters:
-            raise SpecCheckError(f'{said}unknown parameter "{name}" (known: {known})', file=file, line=line)
+            raise SpecCheckError(f'{said}unknown parameter "{name}"{_did_you_mean(name, spec.parameters)}',
+                                 file=file, line=line)
         try:
             parsed = parse_parameter(name, spec.parameters[name], raw)
         except UnitError as exc:

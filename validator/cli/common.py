@@ -80,10 +80,9 @@ def common_options(func: F) -> F:
 
 def show_option() -> Callable[[F], F]:
     return click.option(
-        "--show", "show", multiple=True, type=click.Choice(["passes"]),
-        help="Also list what a fleet or many-job report only counts: `--show passes` lists every "
-             "passing subject and finding (by default a result with several subjects opens with its "
-             "problems and counts the passes).")
+        "--show", "show", multiple=True, type=click.Choice(["passes"]), metavar="passes",
+        help="`--show passes` also lists the checks that passed, one line each; by default a report "
+             "lists the problems and counts the passes in one line.")
 
 
 def rules_option() -> Callable[[F], F]:
@@ -97,7 +96,7 @@ def rules_version_option() -> Callable[[F], F]:
     return click.option(
         "--rules-version", "rules_version", default=None, metavar="VERSION",
         help="The bundled rule pack to judge with (e.g. 1.0 for the verdicts of rule pack v1.0); "
-             "default: the pack rules/index.yaml names for --spec-version. `spec-check rules diff 1.0 1.1` "
+             "default: the newest rule pack for --spec-version. `spec-check rules diff 1.0 1.1` "
              "lists the changes.")
 
 

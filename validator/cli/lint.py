@@ -153,7 +153,10 @@ def lint_documents(
         errs = [e for d in docs for e in d["errors"]]
         if errs:
             e = errs[0]
-            more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+            # the other refusals by file, so "(and 1 more)" is not read as one more --kind value
+            others = sorted({str(o.get("file")) for o in errs[1:]} - {str(e["file"])})
+            more = (f"; {len(others)} more file{'s' if len(others) != 1 else ''} refused too: "
+                    f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''}") if others else ""
             raise SpecCheckError(e["message"] + more, file=e["file"], line=e.get("line"))
         raise SpecCheckError(
             "no training config found (use --kind to name a file's format)",

@@ -123,9 +123,18 @@ class TerminalRenderer:
         self._tables = Tables() if self.reuse else None
 
         tty = stream.isatty() if hasattr(stream, "isatty") else False
+        # NO_COLOR (no-color.org), set to anything but "": plain text on a terminal too
+        styled = tty and not os.environ.get("NO_COLOR")
+        width = self.width or terminal_width(tty)
+        if width is None and not styled:  # a terminal, unstyled: still its own width
+            try:
+                width = os.get_terminal_size(stream.fileno()).columns
+            except (OSError, ValueError, AttributeError):
+                width = 0
+            width = width if width >= 20 else 80  # a pty of no size: rich's own fallback
         buf = io.StringIO()
-        console = Console(file=buf, width=self.width or terminal_width(tty), force_terminal=tty,
-                          no_color=not tty, highlight=False, soft_wrap=False, emoji=False)
+        console = Console(file=buf, width=width, force_terminal=styled,
+                          no_color=not styled, highlight=False, soft_wrap=False, emoji=False)
         self._render(report, console)
         # rich pads table cells to the column width: no line ends in spaces (CI logs, diffs)
         stream.write(_TRAILING.sub(r"\1", buf.getvalue()))
