@@ -360,9 +360,10 @@ def _finish(
     fails), and exit with the contract's code (2 when the run was interrupted)."""
     import sys
 
-    from validator.cli.common import exit_code, render, render_options
+    from validator.cli.common import exit_code, render, render_options, with_baseline
     from validator.cluster.result import save_fact_files
 
+    report = with_baseline(report, opts)
     render(report, opts.format, opts.output, **render_options(opts))
     if save_facts is not None:
         try:

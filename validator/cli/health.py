@@ -53,6 +53,9 @@ def health(node: str | None, facts_file: Path | None, drain: bool, sysfs: Path, 
         source = "probe"
     name = node or this_node()
     report = evaluate_documents("check", built, opts, [doc], [source])
+    from validator.cli.common import with_baseline
+
+    report = with_baseline(report, opts)
     render(report, opts.format, opts.output)
     done = act(name, report, drain=drain)
     click.echo(f"spec-check: {done}", err=True)

@@ -281,7 +281,9 @@ class TerminalRenderer:
         where they are, and the fix once."""
         from validator.renderers.escape import rich as escape
 
-        status = "WAIVED" if g.waived else g.status.value.upper()
+        # a problem a --baseline result already had: known, not waived by anyone
+        known = g.waived and all((f.waiver or {}).get("baseline") for f in g.findings)
+        status = "KNOWN" if known else "WAIVED" if g.waived else g.status.value.upper()
         style = "blue" if g.waived else STYLE[g.status]
         first = g.findings[0]
         if len(g.findings) == 1:
