@@ -278,6 +278,10 @@ def _text(raw: Any) -> str:
     return str(raw)
 
 
+# the keys a profile may have (docs/profile.md documents each; a test checks)
+PROFILE_KEYS = ("name", "description", "spec_version", "parameters")
+
+
 def _did_you_mean(name: str, known: Any) -> str:
     """One line: the closest parameter names, or where the list is (not all 22 of them)."""
     import difflib
@@ -311,9 +315,10 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
 
     if profile is not None:
         data = load_yaml(profile)
-        if not isinstance(data, dict) or not isinstance(data.get("parameters", {}), dict):
+        # `parameters:` with every entry commented out (the sample profile) is no parameters
+        if not isinstance(data, dict) or not isinstance(data.get("parameters") or {}, dict):
             raise SpecCheckError('a profile is a mapping with "parameters: {NAME: VALUE}"', file=str(profile))
-        unknown_top = set(data) - {"name", "description", "parameters", "spec_version"}
+        unknown_top = set(data) - set(PROFILE_KEYS)
         if unknown_top:
             key = sorted(unknown_top, key=str)[0]
             raise SpecCheckError(f'unknown key "{key}" (expected name, description, parameters)',

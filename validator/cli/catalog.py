@@ -87,7 +87,7 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
     if rule_id not in {r.id for r in pack.rules}:
         from validator.errors import UnknownRuleError
 
-        raise UnknownRuleError(f'no rule or requirement "{rule_id}"'
+        raise UnknownRuleError(f'no such rule: "{rule_id}"'
                                f"{_closest_ids(rule_id, spec, pack)} (see `spec-check rules list`)")
     r = pack.get(rule_id)
     words = describe_rule(built.ctx, r)
@@ -203,3 +203,15 @@ def show(requirement: str | None, spec_version: str, fmt: str) -> None:
             click.echo(f"         parameter {p} = {param.default if param.default is not None else 'unset'}"
                        f"  ({param.source.strip()})")
         click.echo("")
+
+
+@spec.command("sample-profile", short_help="Print an annotated profile, valid as printed.")
+@click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
+def sample_profile(spec_version: str) -> None:
+    """Print a profile with every key explained and every parameter at its default,
+    commented out: save it (`spec-check spec sample-profile > profile.yaml`), uncomment
+    what differs on your platform, and pass it with --profile (docs/profile.md)."""
+    from validator.profile_sample import sample_profile as sample
+    from validator.spec import load_spec
+
+    click.echo(sample(load_spec(spec_version)), nl=False)
