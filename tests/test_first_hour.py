@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,33 @@ def test_lint_doc_states_gpu_count_precedence_once_and_whole() -> None:
     assert len(bullets) == 1  # the old doc had two that contradicted each other
     assert "wins over the nodes x GPUs the files give" in bullets[0]
     assert "fills the world size when no file gives" not in text
+
+
+def test_lint_is_quiet_by_default_problems_and_one_count_line(tmp_path: Path) -> None:
+    job = ROOT / "tests" / "corpus" / "olmo_yaml" / "allenai__OLMo__configs__official-0724__OLMo-1B.yaml"
+    quiet = spec_check("lint", str(job))
+    assert quiet.returncode == 1
+    lines = quiet.stdout.splitlines()
+    assert not [ln for ln in lines if ln.lstrip().startswith(("PASS", "SKIP"))]  # no pass or skip lines
+    assert "FAIL REC-02.hang-detection-too-slow" in quiet.stdout
+    [count] = [ln for ln in lines if ln.startswith("1 fail, 2 error, 2 warn")]
+    assert count.endswith("(--show passes lists the passes and skips)")
+    assert len(lines) < 40
+    loud = spec_check("lint", str(job), "--show", "passes")
+    assert loud.returncode == 1 and " PASS " in loud.stdout and "SKIP " in loud.stdout
+    assert "(--show passes" not in loud.stdout
+
+
+def test_a_folder_lint_names_the_files_it_did_not_lint_and_why(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shutil.copytree(ROOT / "tests" / "acceptance" / "jobs" / "positive" / "lightning_slurm", job)
+    (job / "values.yaml").write_text("replicas: 3\n")
+    (job / "README.md").write_text("# the job\n")
+    (job / "util.sh").write_text("#!/bin/bash\necho hello\n")
+    r = spec_check("lint", "job", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    assert "spec-check: job: not linted (not a config file type): README.md" in r.stderr
+    assert "spec-check: job: not linted (a script that launches no training job): util.sh" in r.stderr
+    assert "not linted (no known format explains it: name it with --kind, or lint the folder as one job " \
+           "with --job): values.yaml" in r.stderr
+    assert "config.yaml" not in r.stderr and "submit.sbatch" not in r.stderr  # the job's own files were linted

@@ -166,4 +166,4 @@ def _not_shown(m: Any, fw: str | None, fam: str, key: str, first: str | None) ->
         why = (f"the job's files ({', '.join(sorted(set(m.formats)))}) hold no training-framework config "
                f"spec-check reads {what} from: lint the training config together with them (a directory is "
                f"one job), or, if the platform provides it, declare it in the profile: {declare}")
-    return Entry(None, first, None, "metrics.py", error=why)
+    return Entry(None, first, None, "spec-check's table of metric settings by framework (docs/lint.md)", error=why)

@@ -169,7 +169,10 @@ class TerminalRenderer:
             lines = subject_lines(report)
             self._subjects(console, lines)
             order = [ln.name for ln in lines if ln.name in by_subject]
-        for subject in order:
+        # a lint (and so the pre-commit hook) is quiet by default: its problems, each once with
+        # its file:line and fix under "What to do", and one line counting the rest
+        quiet = report.command == "lint" and not self.show_passes
+        for subject in [] if quiet else order:
             rows = by_subject[subject]
             if several and not self.show_passes:
                 rows = [f for f in rows if f.status in (Status.FAIL, Status.ERROR, Status.WARN)]
@@ -188,6 +191,8 @@ class TerminalRenderer:
         failing, n_waived = cov.problem_counts(report)
         if n_waived:
             counts += f" ({failing} failing, {n_waived} waived)"
+        if quiet and (s.counts["pass"] or s.counts["skip"]):
+            counts += " (--show passes lists the passes and skips)"
         console.print(f"\n{counts}")
         # the verdict is the last line, whole (a terminal wraps it; grep and `tail -1` see one line)
         console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
