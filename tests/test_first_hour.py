@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -223,3 +224,18 @@ def test_a_folder_lint_names_the_files_it_did_not_lint_and_why(tmp_path: Path) -
     assert "not linted (no known format explains it: name it with --kind, or lint the folder as one job " \
            "with --job): values.yaml" in r.stderr
     assert "config.yaml" not in r.stderr and "submit.sbatch" not in r.stderr  # the job's own files were linted
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_a_pass_line_states_what_holds(columns: str) -> None:
+    """`PASS MEM-01.ecc-disabled` read as a failure (rule IDs name the bad condition): a pass
+    leads with what holds, the rule's expected value met, and names the rule after it."""
+    r = spec_check("check", "--facts", str(FACTS / "dgx_h100.json"), env={"COLUMNS": columns})
+    assert r.returncode == 0, r.stderr
+    passes = [ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("PASS")]
+    assert passes
+    for line in passes:
+        assert not re.match(r"\s*PASS\s+[A-Z]+-\d\d\.", line), line  # not led by the rule ID
+    ecc = next(ln for ln in passes if "MEM-01.ecc-disabled" in ln)
+    assert re.search(r"PASS\s+ECC mode \(current\) is on", ecc)
+    assert ecc.index("ECC mode") < ecc.index("MEM-01.ecc-disabled")

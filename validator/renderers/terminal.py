@@ -217,9 +217,6 @@ class TerminalRenderer:
                           f"problems ({n:,} passes; --show passes lists them)")
 
     def _subject_table(self, console: Any, subject: str, rows: list[Finding]) -> None:
-        from rich import box
-        from rich.table import Table
-
         from validator.renderers.escape import rich as escape
 
         skipped: dict[str, list[str]] = {}
@@ -239,8 +236,10 @@ class TerminalRenderer:
             for f in rows:
                 head = f"[{STYLE[f.status]}]{f.status.value.upper():<5}[/] {escape(f.rule)}" + (
                     f" {escape(f.item)}" if f.item else "")
-                if f.status is Status.PASS:  # one line: what was seen, against what
-                    console.print(head + f": {escape(f.observed or '')} [dim](expected {escape(f.expected)})[/]")
+                if f.status is Status.PASS:  # one line: what holds, as seen, then which rule
+                    where = escape(f.rule) + (f", {escape(f.item)}" if f.item else "")
+                    console.print(f"[{STYLE[f.status]}]PASS [/] {escape(f.expected)}: {escape(f.observed or '')}"
+                                  f" [dim]({where})[/]")
                     continue
                 console.print(head)
                 seen = f.message if f.status in (Status.SKIP, Status.ERROR) else (f.observed or "")
@@ -248,38 +247,67 @@ class TerminalRenderer:
                 _indent(console, label, seen, 6)
                 _indent(console, "expected", f.expected, 6)
         else:
-            console.print()
-            cells = [(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule), escape(f.item or ""),
-                      f"[dim]{escape(f.message)}[/]" if f.status in (Status.SKIP, Status.ERROR)
-                      else escape(f.observed or ""), escape(f.expected)) for f in rows]
+            problems = [f for f in rows if f.status is not Status.PASS]
+            passes = [f for f in rows if f.status is Status.PASS]
             title = f"[bold]{escape(subject)}[/]"
-
-            def make(content: Any, with_title: bool, item_min: int | None) -> Table:
-                t = Table(title=title if with_title else None, title_justify="left", show_lines=False,
-                          pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
-                t.add_column("status", no_wrap=True)
-                t.add_column("rule", no_wrap=True)
-                # an item (a GPU with its UUID) is an identifier: as wide as it is, up to a point
-                t.add_column("item", overflow="fold", min_width=item_min)
-                for col in ("observed (or why not judged)", "expected"):
-                    t.add_column(col, overflow="fold")
-                for row in content:
-                    t.add_row(*row)
-                return t
-
-            def table(content: Any, with_title: bool) -> Table:
-                t = make(content, with_title, min(longest, 48))
-                # the item's minimum width must not push the table past the page: rich
-                # then cuts every line at the edge, and the expected column loses text
-                return make(content, with_title, None) if longest and _too_wide(console, t) else t
-
-            rows_ = tuple(cells)
-            if self._tables is None or not self._tables.draw(console, title, (console.width, longest, rows_),
-                                                              rows_, table):
-                console.print(table(rows_, True))
+            if problems:
+                self._wide(console, title, problems, longest)
+            if passes:  # a pass says what holds (the expected, met), then the rule's ID
+                self._wide(console, "[green]passed: what holds[/]" if problems else title, passes, longest,
+                           holds=True)
         for reason, which in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
             names = ", ".join(which[:4]) + (f" and {len(which) - 4} more" if len(which) > 4 else "")
             console.print(f"[dim]SKIP {len(which)} not applicable ({escape(reason)}): {escape(names)}[/]")
+
+    def _wide(self, console: Any, title: str, rows: list[Finding], longest: int, holds: bool = False) -> None:
+        """One table of a subject's findings: status, rule, item, observed, expected; for its
+        passes (``holds``): status, what holds, item, observed, rule."""
+        from rich import box
+        from rich.table import Table
+
+        from validator.renderers.escape import rich as escape
+
+        if not (holds and title.startswith("[green]passed")):  # a table ends in a blank line already
+            console.print()
+        if holds:
+            cells = [(f"[{STYLE[f.status]}]PASS[/]", escape(f.expected), escape(f.item or ""),
+                      escape(f.observed or ""), f"[dim]{escape(f.rule)}[/]") for f in rows]
+            columns = ("what holds", "item", "observed", "rule")
+        else:
+            cells = [(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule), escape(f.item or ""),
+                      f"[dim]{escape(f.message)}[/]" if f.status in (Status.SKIP, Status.ERROR)
+                      else escape(f.observed or ""), escape(f.expected)) for f in rows]
+            columns = ("rule", "item", "observed (or why not judged)", "expected")
+
+        def make(content: Any, with_title: bool, item_min: int | None) -> Table:
+            t = Table(title=title if with_title else None, title_justify="left", show_lines=False,
+                      pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
+            t.add_column("status", no_wrap=True)
+            if holds:
+                t.add_column(columns[0], overflow="fold")
+            else:
+                t.add_column(columns[0], no_wrap=True)
+            # an item (a GPU with its UUID) is an identifier: as wide as it is, up to a point
+            t.add_column("item", overflow="fold", min_width=item_min)
+            t.add_column(columns[2], overflow="fold")
+            if holds:
+                t.add_column(columns[3], no_wrap=True)
+            else:
+                t.add_column(columns[3], overflow="fold")
+            for row in content:
+                t.add_row(*row)
+            return t
+
+        def table(content: Any, with_title: bool) -> Table:
+            t = make(content, with_title, min(longest, 48))
+            # the item's minimum width must not push the table past the page: rich
+            # then cuts every line at the edge, and the expected column loses text
+            return make(content, with_title, None) if longest and _too_wide(console, t) else t
+
+        rows_ = tuple(cells)
+        key = (console.width, longest, holds, rows_)
+        if self._tables is None or not self._tables.draw(console, title, key, rows_, table):
+            console.print(table(rows_, True))
 
     def _fix(self, console: Any, g: Any) -> None:
         """One fix per rule: a single finding in one line as before; several with the count,
