@@ -239,3 +239,18 @@ def test_a_pass_line_states_what_holds(columns: str) -> None:
     ecc = next(ln for ln in passes if "MEM-01.ecc-disabled" in ln)
     assert re.search(r"PASS\s+ECC mode \(current\) is on", ecc)
     assert ecc.index("ECC mode") < ecc.index("MEM-01.ecc-disabled")
+
+
+def test_html_opens_with_verdict_scope_and_what_to_fix(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    r = spec_check("check", "--facts", str(FACTS / "dgx_h100_port_200g.json"), "--format", "html", "-o", str(out))
+    assert r.returncode == 1, r.stderr
+    page = out.read_text(encoding="utf-8")
+    body = page.split("<main>", 1)[1]
+    order = [body.index(marker) for marker in (
+        'class="verdict bad"', "This report covers", '<h2 id="to-fix">What to fix',
+        "NET-01.fabric-port-slow", "<strong>Fix:</strong> Run <code>ibstat</code>",
+        '<h2 id="findings">', '<h2 id="coverage">', '<h2 id="run">', '<h2 id="subjects">', '<h2 id="parameters">')]
+    assert order == sorted(order)
+    assert 'class="counts"' in body.split('<h2 id="run">', 1)[1]  # the tiles are inventory, after the findings
+    assert "sha256:" not in body.split('<h2 id="findings">', 1)[0]  # no digests before the first finding
