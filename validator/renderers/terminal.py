@@ -237,9 +237,15 @@ class TerminalRenderer:
                 head = f"[{STYLE[f.status]}]{f.status.value.upper():<5}[/] {escape(f.rule)}" + (
                     f" {escape(f.item)}" if f.item else "")
                 if f.status is Status.PASS:  # one line: what holds, as seen, then which rule
-                    where = escape(f.rule) + (f", {escape(f.item)}" if f.item else "")
-                    console.print(f"[{STYLE[f.status]}]PASS [/] {escape(f.expected)}: {escape(f.observed or '')}"
-                                  f" [dim]({where})[/]")
+                    # assembled as text, not markup: escaped pieces side by side can still
+                    # form a tag between them ("x[" + ": " + "y]")
+                    from rich.text import Text
+
+                    from validator.renderers.escape import text as plain
+
+                    where = plain(f.rule) + (f", {plain(f.item)}" if f.item else "")
+                    console.print(Text.assemble(("PASS ", STYLE[f.status]), f" {plain(f.expected)}: ",
+                                                plain(f.observed or ""), " ", (f"({where})", "dim")))
                     continue
                 console.print(head)
                 seen = f.message if f.status in (Status.SKIP, Status.ERROR) else (f.observed or "")
@@ -271,7 +277,7 @@ class TerminalRenderer:
             console.print()
         if holds:
             cells = [(f"[{STYLE[f.status]}]PASS[/]", escape(f.expected), escape(f.item or ""),
-                      escape(f.observed or ""), f"[dim]{escape(f.rule)}[/]") for f in rows]
+                      escape(f.observed or ""), escape(f.rule)) for f in rows]
             columns = ("what holds", "item", "observed", "rule")
         else:
             cells = [(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule), escape(f.item or ""),
