@@ -37,7 +37,8 @@ def example(param: Any) -> str:
 
 
 def _comment(text: str, indent: str) -> list[str]:
-    return [f"{indent}# {line}" for line in textwrap.wrap(" ".join(text.split()), 88 - len(indent), break_on_hyphens=False)]
+    lines = textwrap.wrap(" ".join(text.split()), 88 - len(indent), break_on_hyphens=False)
+    return [f"{indent}# {line}" for line in lines]
 
 
 def sample_profile(spec: Any) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.ship.util import ROOT
+from validator import __version__
 
 pytestmark = pytest.mark.slow
 INNER = "SPEC_CHECK_SETUP_TEST_INNER"
