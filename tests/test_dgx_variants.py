@@ -25,7 +25,7 @@ VARIANTS: dict[str, tuple[set[tuple[str, str | None, str]], int]] = {
                             ("NET-01.gpu-nic-slow", GPU3, "fail")}, 1),
     "dgx_h100_port_init": ({("NET-02.port-not-active", "mlx5_9:1", "fail")}, 1),
     "dgx_h100_nic_x8": ({("TOPO-02.nic-link-narrow", "mlx5_3 (0000:2b:00.0)", "fail")}, 1),
-    # GPUDirect RDMA is a SHOULD within NET-02 (DESIGN.md): DMA-BUF can replace the peer-memory
+    # GPUDirect RDMA is a SHOULD within NET-02 (spec/v1.0/requirements.yaml): DMA-BUF can replace the peer-memory
     # module, which pure Python cannot test, so its absence warns (README, "Why peermem warns")
     "dgx_h100_no_peermem": ({("NET-02.gdr-module-missing", None, "warn")}, 0),
     "dgx_h100_ecc_off": ({("MEM-01.ecc-disabled", GPU3, "fail")}, 1),

@@ -1,4 +1,4 @@
-"""The requirement catalogue is DESIGN.md's table, as data: IDs and levels are a contract."""
+"""The requirement catalogue is the README's requirement table, as data: IDs and levels are a contract."""
 
 from __future__ import annotations
 

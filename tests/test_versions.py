@@ -33,14 +33,22 @@ def spec_check(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
                           env=env, cwd=cwd or ROOT, timeout=60)
 
 
-def test_version_is_0_2_0_everywhere() -> None:
-    assert __version__ == "0.2.0"
+def test_version_is_the_next_dev_release_after_the_newest_in_the_changelog() -> None:
+    """Between releases HEAD is a `.dev` version of the next one (0.2.0 released: 0.3.0.dev0),
+    so a build from a clone never claims to be a release it is not (docs/release.md)."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)(?:\.dev(\d+))?", __version__)
+    assert m, __version__
     r = spec_check("--version")
-    assert r.returncode == 0 and r.stdout.strip() == "spec-check 0.2.0 (training-spec-check)"
+    assert r.returncode == 0 and r.stdout.strip() == f"spec-check {__version__} (training-spec-check)"
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d)$", changelog, re.M)
-    assert released and released[0][0] == __version__, "CHANGELOG.md's newest release is not __version__"
-    assert "## [Unreleased]" in changelog and "0.1.0" in [v for v, _ in released]
+    assert released and "## [Unreleased]" in changelog and "0.1.0" in [v for v, _ in released]
+    newest = tuple(int(x) for x in released[0][0].split("."))
+    here = tuple(int(x) for x in m.groups()[:3])
+    if m.group(4) is None:  # a release commit: the changelog's newest entry is this version
+        assert here == newest, "CHANGELOG.md's newest release is not __version__"
+    else:  # after a release: a dev version of a later one
+        assert here > newest, f"{__version__} is not after the newest release {released[0][0]}"
 
 
 @pytest.mark.parametrize(("kind", "current"), [("facts", versions.FACTS_SCHEMA), ("result", versions.RESULT_SCHEMA)])

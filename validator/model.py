@@ -40,7 +40,7 @@ def gc_paused() -> Iterator[None]:
 
 
 class Status(str, enum.Enum):
-    """The five statuses; their meaning is a contract (DESIGN.md)."""
+    """The five statuses; their meaning is a contract (README.md, docs/reports.md)."""
 
     PASS = "pass"  # the requirement is met, with the observed value
     FAIL = "fail"  # a MUST is not met

@@ -150,6 +150,20 @@ def _text(raw: Any) -> str:
     return str(raw)
 
 
+# the keys a profile may have (docs/profile.md documents each; a test checks)
+PROFILE_KEYS = ("name", "description", "spec_version", "parameters")
+
+
+def _did_you_mean(name: str, known: Any) -> str:
+    """One line: the closest parameter names, or where the list is (not all 22 of them)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.75)
+    if close:
+        return f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    return " (`spec-check spec show` lists every parameter)"
+
+
 def resolve_parameters(spec: Spec, *, profile: Path | None = None,
                        sets: tuple[str, ...] = ()) -> dict[str, ParamValue]:
     """Defaults, then the profile's ``parameters:``, then each ``--set KEY=VALUE``."""
@@ -157,14 +171,14 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
         name: ParamValue(name, parse_parameter(name, p, p.default), _text(p.default), "default")
         for name, p in spec.parameters.items()
     }
-    known = ", ".join(sorted(spec.parameters))
 
     def apply(name: str, raw: Any, origin: str, file: str | None, line: int | None) -> None:
         # a --set error names the option as typed; a profile error names its file:line
         shown = raw if len(str(raw)) <= 80 else f"{str(raw)[:60]}... ({len(str(raw))} characters)"
         said = f"--set {name}={shown}: " if origin == "--set" else ""
         if name not in spec.parameters:
-            raise SpecCheckError(f'{said}unknown parameter "{name}" (known: {known})', file=file, line=line)
+            raise SpecCheckError(f'{said}unknown parameter "{name}"{_did_you_mean(name, spec.parameters)}',
+                                 file=file, line=line)
         try:
             parsed = parse_parameter(name, spec.parameters[name], raw)
         except UnitError as exc:
@@ -173,9 +187,10 @@ def resolve_parameters(spec: Spec, *, profile: Path | None = None,
 
     if profile is not None:
         data = load_yaml(profile)
-        if not isinstance(data, dict) or not isinstance(data.get("parameters", {}), dict):
+        # `parameters:` with every entry commented out (the sample profile) is no parameters
+        if not isinstance(data, dict) or not isinstance(data.get("parameters") or {}, dict):
             raise SpecCheckError('a profile is a mapping with "parameters: {NAME: VALUE}"', file=str(profile))
-        unknown_top = set(data) - {"name", "description", "parameters", "spec_version"}
+        unknown_top = set(data) - set(PROFILE_KEYS)
         if unknown_top:
             key = sorted(unknown_top, key=str)[0]
             raise SpecCheckError(f'unknown key "{key}" (expected name, description, parameters)',

@@ -136,7 +136,10 @@ def parse_quantity(text: object, *, dimension: str | None = None) -> Quantity:
         elif isinstance(text, str):
             m = _QUANTITY.match(text)
             if not m:
-                raise UnitError(f'not a quantity: "{text[:80]}" (write a number and a unit, e.g. "400 Gb/s")')
+                # the example is in the unit the value needs: a duration is not "400 Gb/s"
+                example = (f'"{_EXAMPLES[dimension]}"' if dimension in _EXAMPLES
+                           else '"400 Gb/s", "1 GiB" or "90 s"')
+                raise UnitError(f'not a quantity: "{text[:80]}" (write a number and a unit, e.g. {example})')
             number, unit_name = float(m.group(1)), m.group(2)
         else:
             raise UnitError(f"expected a quantity, got {type(text).__name__}")

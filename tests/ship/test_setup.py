@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.ship.util import ROOT
+from validator import __version__
 
 pytestmark = pytest.mark.slow
 INNER = "SPEC_CHECK_SETUP_TEST_INNER"
@@ -71,12 +72,12 @@ def test_readme_setup_commands_verbatim(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert where.returncode == 0, where.stderr
     module, version, direct_url, wheel = json.loads(where.stdout)
-    assert "site-packages" in module and version == "0.2.0"
+    assert "site-packages" in module and version == __version__
     assert wheel and "Root-Is-Purelib: true" in wheel  # installed from a built wheel
     assert not json.loads(direct_url or "{}").get("dir_info", {}).get("editable", False)
     version_line = subprocess.run([str(work / ".venv" / "bin" / "spec-check"), "--version"],
                                   capture_output=True, text=True, timeout=60).stdout.strip()
-    assert version_line == "spec-check 0.2.0 (training-spec-check)"
+    assert version_line == f"spec-check {__version__} (training-spec-check)"
     alias = subprocess.run([str(work / ".venv" / "bin" / "training-spec-check"), "--version"],
                            capture_output=True, text=True, timeout=60).stdout.strip()
     assert alias == version_line  # the same command under a name no other package installs

@@ -52,3 +52,14 @@ def doc_block(markdown: Path, first_line: str) -> str:
     [block] = [b for b in yaml_blocks(markdown) if b.startswith(first_line)]
     yaml.safe_load(block)  # every block shown must at least parse
     return block
+
+
+PINNED_COMMIT = re.compile(r"spec-check/spec-check@([0-9a-f]{40})\b")
+
+
+def is_commit_of_this_repository(sha: str) -> bool:
+    """Whether ``sha`` is a commit in this checkout's history: the docs pin a commit that
+    exists (no release tag does yet), so the line works as written once main is pushed."""
+    r = subprocess.run(["git", "merge-base", "--is-ancestor", sha, "HEAD"], cwd=ROOT, capture_output=True,
+                       timeout=60)
+    return r.returncode == 0

@@ -16,12 +16,15 @@ def _built(spec_version: str, rules_dir: Path | None = None, rules_version: str 
     return build(RunOptions(spec_version=spec_version, rules=rules_dir, rules_version=rules_version))
 
 
-@click.group()
-def rules() -> None:
-    """List the rules, or explain one rule or requirement."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def rules(ctx: click.Context) -> None:
+    """List the rules (alone: `rules list`), or explain one rule or requirement."""
+    if ctx.invoked_subcommand is None:  # a user's first try lists, as `rules list` does
+        ctx.invoke(list_rules)
 
 
-@rules.command("list")
+@rules.command("list", short_help="Every rule with its requirement ID, level and scope.")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
 @click.option("--scope", type=click.Choice(SCOPES), default=None)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
@@ -60,7 +63,7 @@ def requirement_table(built: Any, chosen: list[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@rules.command("explain")
+@rules.command("explain", short_help="What a rule or requirement checks, why, and how to fix it.")
 @click.argument("rule_id")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
 @rules_option()
@@ -82,6 +85,11 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
         return
     from validator.engine import describe_rule
 
+    if rule_id not in {r.id for r in pack.rules}:
+        from validator.errors import UnknownRuleError
+
+        raise UnknownRuleError(f'no such rule: "{rule_id}"'
+                               f"{_closest_ids(rule_id, spec, pack)} (see `spec-check rules list`)")
     r = pack.get(rule_id)
     words = describe_rule(built.ctx, r)
     click.echo(f"{r.id}  ({pack.level_of(r, spec)}, {r.scope} scope, requirement {r.requirement})\n")
@@ -99,6 +107,23 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
         # findings say the values; the names are what --set and a profile take
         click.echo("Parameters: " + ", ".join(f"{n} = {built.ctx.params[n].text}" for n in names)
                    + " (override with --set NAME=VALUE or a profile)")
+
+
+def _closest_ids(typed: str, spec: Any, pack: Any) -> str:
+    """`; did you mean NET-01?` for NET-1 (a requirement ID without its zero), else the
+    rule or requirement IDs closest to what was typed, one line."""
+    import difflib
+    import re
+
+    reqs = [q.id for q in spec.requirements]
+    ids = reqs + [r.id for r in pack.rules]
+    m = re.fullmatch(r"([A-Za-z]+)-?0*(\d+)(\..*)?", typed.strip())
+    if m:  # NET-1 -> NET-01, plat-2.gpu-model-mixed -> PLAT-02.gpu-model-mixed
+        typed = f"{m.group(1).upper()}-{int(m.group(2)):02d}{m.group(3) or ''}"
+        if typed in ids:
+            return f"; did you mean {typed}?"
+    close = difflib.get_close_matches(typed, ids, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 def _params_of(values: list[object]) -> list[str]:
@@ -120,7 +145,7 @@ def _params_of(values: list[object]) -> list[str]:
     return out
 
 
-@rules.command("diff")
+@rules.command("diff", short_help="What changed between two bundled rule packs.")
 @click.argument("old")
 @click.argument("new")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
@@ -137,12 +162,15 @@ def diff_rules(old: str, new: str, spec_version: str, fmt: str) -> None:
     click.echo(json.dumps(d.to_dict(), indent=2) + "\n" if fmt == "json" else render_text(d), nl=False)
 
 
-@click.group()
-def spec() -> None:
-    """The requirement catalogue."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def spec(ctx: click.Context) -> None:
+    """The requirement catalogue (alone: `spec show`), and a sample profile."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(show)
 
 
-@spec.command("show")
+@spec.command("show", short_help="Every requirement (or one) with its level and parameters.")
 @click.argument("requirement", required=False)
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -176,3 +204,15 @@ def show(requirement: str | None, spec_version: str, fmt: str) -> None:
             click.echo(f"         parameter {p} = {param.default if param.default is not None else 'unset'}"
                        f"  ({param.source.strip()})")
         click.echo("")
+
+
+@spec.command("sample-profile", short_help="Print an annotated profile, valid as printed.")
+@click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
+def sample_profile(spec_version: str) -> None:
+    """Print a profile with every key explained and every parameter at its default,
+    commented out: save it (`spec-check spec sample-profile > profile.yaml`), uncomment
+    what differs on your platform, and pass it with --profile (docs/profile.md)."""
+    from validator.profile_sample import sample_profile as sample
+    from validator.spec import load_spec
+
+    click.echo(sample(load_spec(spec_version)), nl=False)

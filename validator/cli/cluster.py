@@ -169,9 +169,9 @@ def _tools(raw: str | None) -> tuple[str, ...]:
     type=click.Choice(["auto", "itemize", "fold"]),
     default="auto",
     show_default=True,
-    help="itemize: one finding per verdict; fold: a rule's passes (and skips of one reason) "
-    "across the fleet become one finding on the cluster counting hosts and verdicts, with "
-    "the value range (failures and errors stay itemized); auto: fold above 100 hosts.",
+    help="How the report shows the checks hosts passed: `itemize` lists each host's, `fold` gives one "
+    "line per check with the number of hosts that passed it and their range of values (a failure "
+    "or error is always listed per host); `auto` folds above 100 hosts.",
 )
 @common_options
 def cluster(
@@ -360,9 +360,10 @@ def _finish(
     fails), and exit with the contract's code (2 when the run was interrupted)."""
     import sys
 
-    from validator.cli.common import exit_code, render, render_options
+    from validator.cli.common import exit_code, render, render_options, with_baseline
     from validator.cluster.result import save_fact_files
 
+    report = with_baseline(report, opts)
     render(report, opts.format, opts.output, **render_options(opts))
     if save_facts is not None:
         try:

@@ -72,6 +72,7 @@ def common_options(func: F) -> F:
         rules_option(),
         rules_version_option(),
         show_option(),
+        baseline_option(),
     ]
     for option in reversed(options):
         func = option(func)
@@ -80,10 +81,34 @@ def common_options(func: F) -> F:
 
 def show_option() -> Callable[[F], F]:
     return click.option(
-        "--show", "show", multiple=True, type=click.Choice(["passes"]),
-        help="Also list what a fleet or many-job report only counts: `--show passes` lists every "
-             "passing subject and finding (by default a result with several subjects opens with its "
-             "problems and counts the passes).")
+        "--show", "show", multiple=True, type=click.Choice(["passes"]), metavar="passes",
+        help="`--show passes` also lists the checks that passed, one line each; by default a report "
+             "lists the problems and counts the passes in one line.")
+
+
+def baseline_option() -> Callable[[F], F]:
+    return click.option(
+        "--baseline", "baseline", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+        metavar="RESULT",
+        help="A saved JSON result (--format json -o RESULT): fail only on problems it does not have, "
+             "matched by rule, subject and item, not line. Known ones are shown, marked as in the "
+             "baseline; an error always counts.")
+
+
+def with_baseline(report: Any, opts: RunOptions) -> Any:
+    """The report with the problems of ``--baseline`` marked known (validator/baseline.py),
+    and one stderr line saying how many were known and how many are new."""
+    path = opts.extra.get("baseline")
+    if path is None:
+        return report
+    from validator.baseline import apply_baseline, load_baseline
+
+    report = apply_baseline(report, load_baseline(path), path)
+    known = report.extra["baseline"]["known"]
+    count = sum(1 for f in report.findings if f.against_verdict or (f.status.value == "warn" and not f.waived))
+    click.echo(f"spec-check: --baseline {path}: {known} known problem{'s' if known != 1 else ''} not counted; "
+               f"{count} still count{'s' if count == 1 else ''} (new, or an error: never baselined)", err=True)
+    return report
 
 
 def rules_option() -> Callable[[F], F]:
@@ -97,7 +122,7 @@ def rules_version_option() -> Callable[[F], F]:
     return click.option(
         "--rules-version", "rules_version", default=None, metavar="VERSION",
         help="The bundled rule pack to judge with (e.g. 1.0 for the verdicts of rule pack v1.0); "
-             "default: the pack rules/index.yaml names for --spec-version. `spec-check rules diff 1.0 1.1` "
+             "default: the newest rule pack for --spec-version. `spec-check rules diff 1.0 1.1` "
              "lists the changes.")
 
 
@@ -117,7 +142,7 @@ def run_options(kwargs: dict[str, Any]) -> RunOptions:
         waivers=kwargs.pop("waivers"),
         rules=kwargs.pop("rules_dir", None),
         rules_version=kwargs.pop("rules_version", None),
-        extra={"show": tuple(kwargs.pop("show", ()))},
+        extra={"show": tuple(kwargs.pop("show", ())), "baseline": kwargs.pop("baseline", None)},
     )
 
 
@@ -293,5 +318,6 @@ def exit_code(report: Any, fail_on: str) -> int:
 
 def finish(report: Any, opts: RunOptions) -> None:
     """Render, write, and exit with the contract's code."""
+    report = with_baseline(report, opts)
     render(report, opts.format, opts.output, **render_options(opts))
     sys.exit(exit_code(report, opts.fail_on))

@@ -34,7 +34,8 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
 
     \b
     Run it as Slurm's HealthCheckProgram, a prolog or an epilog (slurm.conf):
-      HealthCheckProgram=/usr/local/bin/spec-check-health   # a wrapper: spec-check health -o ...
+      HealthCheckProgram=/usr/local/sbin/spec-check-health
+    (the wrapper deploy/slurm/spec-check-health, installed there: docs/health.md)
     A node drained by anyone else is never touched; the drain reason starts with
     "spec-check:" and names the failing rules. Exit 0 passes, 1 fails, 2 when the check
     or slurmctld could not be done or reached.
@@ -63,6 +64,9 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
         source = "probe"
     name = node or this_node()
     report = evaluate_documents("check", built, opts, [doc], [source])
+    from validator.cli.common import with_baseline
+
+    report = with_baseline(report, opts)
     render(report, opts.format, opts.output)
     done = act(name, report, drain=drain)
     click.echo(f"spec-check: {done}", err=True)

@@ -153,7 +153,10 @@ def lint_documents(
         errs = [e for d in docs for e in d["errors"]]
         if errs:
             e = errs[0]
-            more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+            # the other refusals by file, so "(and 1 more)" is not read as one more --kind value
+            others = sorted({str(o.get("file")) for o in errs[1:]} - {str(e["file"])})
+            more = (f"; {len(others)} more file{'s' if len(others) != 1 else ''} refused too: "
+                    f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''}") if others else ""
             raise SpecCheckError(e["message"] + more, file=e["file"], line=e.get("line"))
         raise SpecCheckError(
             "no training config found (use --kind to name a file's format)",
@@ -326,4 +329,36 @@ def lint(
 
             report = waive(report, built, opts.waivers)
     report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
+    if not jobs_of_files:
+        _say_not_linted([p for p in paths if p.is_dir()], docs)
     finish(report, opts)
+
+
+def _say_not_linted(folders: list[Path], docs: list[dict[str, Any]]) -> None:
+    """One stderr line per folder naming the files under it that no job read, and why: a
+    folder lint is not silent about what it passed over (hidden folders aside)."""
+    import os
+
+    from validator.jobs import DIR_EXT
+
+    read = {os.path.realpath(f) for d in docs for f in (d["facts"]["job.files"]["value"] or ())}
+    said = {os.path.realpath(e["file"]) for d in docs for e in d["errors"] if e.get("file")}
+    for folder in folders:
+        by_reason: dict[str, list[str]] = {}
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for fn in sorted(filenames):
+                path = Path(dirpath) / fn
+                real = os.path.realpath(path)
+                if real in read or real in said or fn.startswith("."):
+                    continue
+                if path.suffix.lower() not in DIR_EXT and not fn.startswith(".env"):
+                    why = "not a config file type"
+                elif path.suffix.lower() in (".sh", ".bash", ".slurm", ".sbatch", ".sub"):
+                    why = "a script that launches no training job"
+                else:
+                    why = "no known format explains it: name it with --kind, or lint the folder as one job with --job"
+                by_reason.setdefault(why, []).append(os.path.relpath(path, folder))
+        for why, names in by_reason.items():
+            shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+            click.echo(f"spec-check: {folder}: not linted ({why}): {shown}", err=True)

@@ -141,4 +141,5 @@ def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path
     if output is None:
         click.echo(text, nl=False)
     else:
-        write_atomic(output, text)
+        write_atomic(output, text)  # said on stderr, as every other verb's -o is
+        click.echo(f"spec-check: wrote facts to {output} ({len(text.encode()):,} bytes)", err=True)

@@ -97,11 +97,22 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
     note_older("result", raw)
 
 
+class _DiffFormat(click.Choice):
+    """``terminal`` or ``json``; ``text`` (the name before 0.3) is still taken, unlisted, and
+    read as ``terminal``, the name every other verb gives the format for people."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "text":
+            click.echo("spec-check: diff --format text is now --format terminal (text still works)", err=True)
+            return "terminal"
+        return super().convert(value, param, ctx)
+
+
 @click.command()
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format", "fmt", type=_DiffFormat(["terminal", "json"]), default="terminal", show_default=True
 )
 @click.option(
     "-o",
@@ -162,6 +173,7 @@ def diff(
         click.echo(text, nl=False)
     else:
         write_atomic(output, text)
+        click.echo(f"spec-check: wrote {fmt} diff to {output} ({len(text.encode()):,} bytes)", err=True)
     note_older("result", [(old, data_a), (new, data_b)])
     sys.exit(1 if d.regressed else 0)
 

@@ -52,6 +52,7 @@ def sign(result: Path, key: Path, output: Path | None) -> None:
         click.echo(text, nl=False)
     else:
         write_atomic(output, text)
+        click.echo(f"spec-check: wrote signed result to {output} ({len(text.encode()):,} bytes)", err=True)
     from validator.cli.common import note_older
 
     note_older("result", [(result, data)])

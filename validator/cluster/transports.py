@@ -1,6 +1,6 @@
 """How a command reaches a host: OpenSSH, Slurm's ``srun``, or this machine.
 
-Only engines that already exist and that sites already trust (DESIGN.md): no agent, no
+Only engines that already exist and that sites already trust (docs/cluster.md): no agent, no
 protocol of our own. A transport only *builds the local argv* that runs a shell command
 on a host; running, timing out and killing it is ``proc``'s job, the same for all three.
 

@@ -157,11 +157,13 @@ def _not_shown(m: Any, fw: str | None, fam: str, key: str, first: str | None) ->
         logs = f"; {cite(key)}" if key else ""
         return Entry("not emitted", first, None, f"{fw or 'the launch'}: to emit it, {setting}{logs}")
     what = fam.replace("_", " ")
+    # written exactly as a profile takes it (docs/profile.md), so following it cannot fail
+    declare = f"parameters: {{platform_metric_families: [{fam}]}}"
     if fw:
         why = (f"no {fw} setting emits {what}: whether the training loop logs it cannot be told from the "
-               "job's files (declare it in the profile if the platform provides it)")
+               f"job's files (if the platform provides it, declare it in the profile: {declare})")
     else:
         why = (f"the job's files ({', '.join(sorted(set(m.formats)))}) hold no training-framework config "
                f"spec-check reads {what} from: lint the training config together with them (a directory is "
-               "one job), or declare the family in the profile if the platform provides it")
-    return Entry(None, first, None, "metrics.py", error=why)
+               f"one job), or, if the platform provides it, declare it in the profile: {declare}")
+    return Entry(None, first, None, "spec-check's table of metric settings by framework (docs/lint.md)", error=why)

@@ -16,5 +16,7 @@ def waiver_text(f: Finding) -> str:
     if not f.waived:
         return ""
     w = f.waiver or {}
+    if w.get("baseline"):  # --baseline: a problem the saved result already had
+        return f"known: in the baseline {w['baseline']}"
     who = f"approved by {w.get('approver', '?')}, until {w.get('expires', '?')}"
     return f"waived: {w.get('justification', '')} ({who})"

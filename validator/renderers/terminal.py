@@ -123,9 +123,18 @@ class TerminalRenderer:
         self._tables = Tables() if self.reuse else None
 
         tty = stream.isatty() if hasattr(stream, "isatty") else False
+        # NO_COLOR (no-color.org), set to anything but "": plain text on a terminal too
+        styled = tty and not os.environ.get("NO_COLOR")
+        width = self.width or terminal_width(tty)
+        if width is None and not styled:  # a terminal, unstyled: still its own width
+            try:
+                width = os.get_terminal_size(stream.fileno()).columns
+            except (OSError, ValueError, AttributeError):
+                width = 0
+            width = width if width >= 20 else 80  # a pty of no size: rich's own fallback
         buf = io.StringIO()
-        console = Console(file=buf, width=self.width or terminal_width(tty), force_terminal=tty,
-                          no_color=not tty, highlight=False, soft_wrap=False, emoji=False)
+        console = Console(file=buf, width=width, force_terminal=styled,
+                          no_color=not styled, highlight=False, soft_wrap=False, emoji=False)
         self._render(report, console)
         # rich pads table cells to the column width: no line ends in spaces (CI logs, diffs)
         stream.write(_TRAILING.sub(r"\1", buf.getvalue()))
@@ -160,7 +169,10 @@ class TerminalRenderer:
             lines = subject_lines(report)
             self._subjects(console, lines)
             order = [ln.name for ln in lines if ln.name in by_subject]
-        for subject in order:
+        # a lint (and so the pre-commit hook) is quiet by default: its problems, each once with
+        # its file:line and fix under "What to do", and one line counting the rest
+        quiet = report.command == "lint" and not self.show_passes
+        for subject in [] if quiet else order:
             rows = by_subject[subject]
             if several and not self.show_passes:
                 rows = [f for f in rows if f.status in (Status.FAIL, Status.ERROR, Status.WARN)]
@@ -179,6 +191,8 @@ class TerminalRenderer:
         failing, n_waived = cov.problem_counts(report)
         if n_waived:
             counts += f" ({failing} failing, {n_waived} waived)"
+        if quiet and (s.counts["pass"] or s.counts["skip"]):
+            counts += " (--show passes lists the passes and skips)"
         console.print(f"\n{counts}")
         # the verdict is the last line, whole (a terminal wraps it; grep and `tail -1` see one line)
         console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
@@ -203,9 +217,6 @@ class TerminalRenderer:
                           f"problems ({n:,} passes; --show passes lists them)")
 
     def _subject_table(self, console: Any, subject: str, rows: list[Finding]) -> None:
-        from rich import box
-        from rich.table import Table
-
         from validator.renderers.escape import rich as escape
 
         skipped: dict[str, list[str]] = {}
@@ -225,8 +236,16 @@ class TerminalRenderer:
             for f in rows:
                 head = f"[{STYLE[f.status]}]{f.status.value.upper():<5}[/] {escape(f.rule)}" + (
                     f" {escape(f.item)}" if f.item else "")
-                if f.status is Status.PASS:  # one line: what was seen, against what
-                    console.print(head + f": {escape(f.observed or '')} [dim](expected {escape(f.expected)})[/]")
+                if f.status is Status.PASS:  # one line: what holds, as seen, then which rule
+                    # assembled as text, not markup: escaped pieces side by side can still
+                    # form a tag between them ("x[" + ": " + "y]")
+                    from rich.text import Text
+
+                    from validator.renderers.escape import text as plain
+
+                    where = plain(f.rule) + (f", {plain(f.item)}" if f.item else "")
+                    console.print(Text.assemble(("PASS ", STYLE[f.status]), f" {plain(f.expected)}: ",
+                                                plain(f.observed or ""), " ", (f"({where})", "dim")))
                     continue
                 console.print(head)
                 seen = f.message if f.status in (Status.SKIP, Status.ERROR) else (f.observed or "")
@@ -234,45 +253,76 @@ class TerminalRenderer:
                 _indent(console, label, seen, 6)
                 _indent(console, "expected", f.expected, 6)
         else:
-            console.print()
-            cells = [(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule), escape(f.item or ""),
-                      f"[dim]{escape(f.message)}[/]" if f.status in (Status.SKIP, Status.ERROR)
-                      else escape(f.observed or ""), escape(f.expected)) for f in rows]
+            problems = [f for f in rows if f.status is not Status.PASS]
+            passes = [f for f in rows if f.status is Status.PASS]
             title = f"[bold]{escape(subject)}[/]"
-
-            def make(content: Any, with_title: bool, item_min: int | None) -> Table:
-                t = Table(title=title if with_title else None, title_justify="left", show_lines=False,
-                          pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
-                t.add_column("status", no_wrap=True)
-                t.add_column("rule", no_wrap=True)
-                # an item (a GPU with its UUID) is an identifier: as wide as it is, up to a point
-                t.add_column("item", overflow="fold", min_width=item_min)
-                for col in ("observed (or why not judged)", "expected"):
-                    t.add_column(col, overflow="fold")
-                for row in content:
-                    t.add_row(*row)
-                return t
-
-            def table(content: Any, with_title: bool) -> Table:
-                t = make(content, with_title, min(longest, 48))
-                # the item's minimum width must not push the table past the page: rich
-                # then cuts every line at the edge, and the expected column loses text
-                return make(content, with_title, None) if longest and _too_wide(console, t) else t
-
-            rows_ = tuple(cells)
-            if self._tables is None or not self._tables.draw(console, title, (console.width, longest, rows_),
-                                                              rows_, table):
-                console.print(table(rows_, True))
+            if problems:
+                self._wide(console, title, problems, longest)
+            if passes:  # a pass says what holds (the expected, met), then the rule's ID
+                self._wide(console, "[green]passed: what holds[/]" if problems else title, passes, longest,
+                           holds=True)
         for reason, which in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
             names = ", ".join(which[:4]) + (f" and {len(which) - 4} more" if len(which) > 4 else "")
             console.print(f"[dim]SKIP {len(which)} not applicable ({escape(reason)}): {escape(names)}[/]")
+
+    def _wide(self, console: Any, title: str, rows: list[Finding], longest: int, holds: bool = False) -> None:
+        """One table of a subject's findings: status, rule, item, observed, expected; for its
+        passes (``holds``): status, what holds, item, observed, rule."""
+        from rich import box
+        from rich.table import Table
+
+        from validator.renderers.escape import rich as escape
+
+        if not (holds and title.startswith("[green]passed")):  # a table ends in a blank line already
+            console.print()
+        if holds:
+            cells = [(f"[{STYLE[f.status]}]PASS[/]", escape(f.expected), escape(f.item or ""),
+                      escape(f.observed or ""), escape(f.rule)) for f in rows]
+            columns = ("what holds", "item", "observed", "rule")
+        else:
+            cells = [(f"[{STYLE[f.status]}]{f.status.value.upper()}[/]", escape(f.rule), escape(f.item or ""),
+                      f"[dim]{escape(f.message)}[/]" if f.status in (Status.SKIP, Status.ERROR)
+                      else escape(f.observed or ""), escape(f.expected)) for f in rows]
+            columns = ("rule", "item", "observed (or why not judged)", "expected")
+
+        def make(content: Any, with_title: bool, item_min: int | None) -> Table:
+            t = Table(title=title if with_title else None, title_justify="left", show_lines=False,
+                      pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
+            t.add_column("status", no_wrap=True)
+            if holds:
+                t.add_column(columns[0], overflow="fold")
+            else:
+                t.add_column(columns[0], no_wrap=True)
+            # an item (a GPU with its UUID) is an identifier: as wide as it is, up to a point
+            t.add_column("item", overflow="fold", min_width=item_min)
+            t.add_column(columns[2], overflow="fold")
+            if holds:
+                t.add_column(columns[3], no_wrap=True)
+            else:
+                t.add_column(columns[3], overflow="fold")
+            for row in content:
+                t.add_row(*row)
+            return t
+
+        def table(content: Any, with_title: bool) -> Table:
+            t = make(content, with_title, min(longest, 48))
+            # the item's minimum width must not push the table past the page: rich
+            # then cuts every line at the edge, and the expected column loses text
+            return make(content, with_title, None) if longest and _too_wide(console, t) else t
+
+        rows_ = tuple(cells)
+        key = (console.width, longest, holds, rows_)
+        if self._tables is None or not self._tables.draw(console, title, key, rows_, table):
+            console.print(table(rows_, True))
 
     def _fix(self, console: Any, g: Any) -> None:
         """One fix per rule: a single finding in one line as before; several with the count,
         where they are, and the fix once."""
         from validator.renderers.escape import rich as escape
 
-        status = "WAIVED" if g.waived else g.status.value.upper()
+        # a problem a --baseline result already had: known, not waived by anyone
+        known = g.waived and all((f.waiver or {}).get("baseline") for f in g.findings)
+        status = "KNOWN" if known else "WAIVED" if g.waived else g.status.value.upper()
         style = "blue" if g.waived else STYLE[g.status]
         first = g.findings[0]
         if len(g.findings) == 1:

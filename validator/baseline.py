@@ -1,0 +1,59 @@
+"""Baselines (``--baseline RESULT``): fail only on findings a saved result did not have.
+
+A team adopting spec-check on jobs that already exist saves one result (``--format json
+-o baseline.json``) and from then on gates on what is new, as ruff's, semgrep's and SARIF's
+baselines do. A finding is the same as a saved one when its rule, subject and item are:
+not its line, which moves with every edit above it, and not its message, which carries
+the observed value. A saved ``fail`` or ``warn`` that is still there is *known*: it keeps
+its status and is shown, marked as in the baseline, and it no longer counts against the
+verdict (the same place in the verdict as an active waiver, ``model.Finding.waived``). An
+``error`` is never accepted this way: it is an unknown, and unknown is never pass; fix its
+cause (the message says how) or leave the rule out with ``--ignore``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from validator.model import Finding, Report, Status
+
+_KNOWN = (Status.FAIL, Status.WARN)
+
+
+def key(f: Finding) -> tuple[str, str, str]:
+    """What makes two findings the same problem: rule, subject and item, not the line."""
+    return (f.rule, f.subject, f.item or "")
+
+
+def load_baseline(path: Path) -> set[tuple[str, str, str]]:
+    """The problems (fail and warn) of a saved JSON result, by ``key``. A file that is not a
+    spec-check result is the one-line error ``load_result`` gives (exit 2)."""
+    from validator.results import load_result
+
+    _, saved = load_result(Path(path))
+    return {key(f) for f in saved.findings if f.status in _KNOWN}
+
+
+def apply_baseline(report: Report, known: set[tuple[str, str, str]], path: Path) -> Report:
+    """The report with each fail or warn that ``known`` holds marked as in the baseline,
+    unless an active waiver already covers it; ``extra["baseline"]`` says how many."""
+    record: dict[str, Any] = {"active": True, "justification": f"in the baseline {path}",
+                              "approver": "--baseline", "baseline": str(path)}
+    count = 0
+
+    def mark(f: Finding) -> Finding:
+        nonlocal count
+        if f.status in _KNOWN and not f.waived and key(f) in known:
+            count += 1
+            return replace(f, waiver={"id": f.rule, "subject": f.subject, **record})
+        return f
+
+    findings = tuple(mark(f) for f in report.findings)
+    return replace(report, findings=findings,
+                   extra={**report.extra, "baseline": {"file": str(path), "known": count}})
+
+
+def is_baseline(f: Finding) -> bool:
+    return bool(f.waived and (f.waiver or {}).get("baseline"))
