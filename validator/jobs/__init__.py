@@ -283,8 +283,8 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
                 )
             if explicit:
                 raise ReadError(
-                    "not a recognized training config: no format explains its keys well "
-                    f"(closest: {detect.closest(ctx.tree.data, path, syntax)}); use --kind to name "
+                    "not a recognized training config: "
+                    f"{detect.why_refused(syntax, ctx.tree.data, path)}; use --kind to name "
                     "its format: " + ", ".join(detect.KINDS)
                 )
             return
