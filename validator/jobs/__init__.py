@@ -25,7 +25,7 @@ message), which the CLI reports as ``error`` findings. One module per format fam
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -311,43 +311,10 @@ def _keep(model: Any, file: str, text: str) -> None:
 
 
 def _dispatch(k: str, ctx: Any) -> None:
-    from validator.jobs import (
-        composer,
-        deepspeed,
-        hf,
-        hydra,
-        k8s,
-        levanter,
-        lightning,
-        litgpt,
-        maxtext,
-        recipes,
-        skypilot,
-        tfmg,
-        torchtitan,
-    )
+    """Run format ``k``'s reader (its descriptor in ``formats.FORMATS`` names it)."""
+    from validator.jobs import formats, hydra
 
-    table: dict[str, Callable[[Any], None]] = {
-        "deepspeed": deepspeed.read,
-        "lightning": lightning.read,
-        "nemo": lambda c: lightning.read(c, nemo=True),
-        "hf": hf.read_trainer,
-        "accelerate": hf.read_accelerate,
-        "torchtitan": torchtitan.read,
-        "pytorchjob": k8s.read,
-        "maxtext": maxtext.read,
-        "tfmg": tfmg.read,
-        "torchtune": recipes.read_torchtune,
-        "axolotl": recipes.read_axolotl,
-        "levanter": levanter.read,
-        "litgpt": litgpt.read,
-        "llmfoundry": composer.read_llmfoundry,
-        "olmo": composer.read_olmo,
-        "skypilot": skypilot.read,
-        "kubernetes": k8s.read_kubernetes,
-        "hydra": hydra.read,
-    }
-    table[k](ctx)
+    formats.reader(k)(ctx)
     if k != "hydra" and ctx.path.suffix.lower() in (".yaml", ".yml") and isinstance(ctx.tree.data, dict) \
             and isinstance(ctx.tree.data.get("defaults"), list):
         hydra.follow(ctx)  # a Hydra config of a known format (trainer/ddp.yaml): its bases too

@@ -271,10 +271,10 @@ def describe(fmt: Format, mine: Seen, rivals: list[Seen], data: dict[str, Any]) 
             f"{s.fmt.display}{'' if s.fmt.claimed else ' (a format spec-check does not read)'}: "
             + ", ".join(s.items) for s in rivals[:3]))
     own = ", ".join(mine.items) if mine.items else "nothing decisive"
-    head = f"read as {fmt.display} by its section names" if shared else f"closest: {fmt.display}"
-    text = f"{head}, but {fmt.display} evidence: {own}"
-    if shared:
-        text += f" ({', '.join(s + ':' for s in shared)} {'is a section name' if len(shared) == 1 else 'are section names'} frameworks share)"
+    names = ", ".join(s + ":" for s in shared)
+    text = (f"it looks like {fmt.display} only by names frameworks share ({names}); "
+            if shared else f"it looks like {fmt.display} only by key names; ")
+    text += f"{fmt.display} evidence: {own}"
     if parts:
         text += "; seen instead: " + parts[0]
     return text

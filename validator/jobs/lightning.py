@@ -66,6 +66,11 @@ def _unresolved(v: Any) -> bool:
     return isinstance(v, str) and "${" in v
 
 
+def read_nemo(ctx: Ctx) -> None:
+    """A NeMo 1.x config: a Lightning trainer with NeMo's ``exp_manager`` and ``model``."""
+    read(ctx, nemo=True)
+
+
 def read(ctx: Ctx, *, nemo: bool = False) -> None:
     m = ctx.model
     m.formats.append("nemo" if nemo else "lightning")
