@@ -83,7 +83,7 @@ def read_job(
                      else naming.parent / ref, Path(ref)):
             if not cand.is_file():
                 continue
-            why = scope.refuse(cand)
+            why = scope.refuse(cand, model.hydra_roots)
             if why is not None:  # never opened: its bytes must not reach any output
                 model.error(str(naming), line, f"names {ref!r} ({why}); not read: name it on the "
                             "command line to lint it with this job")
@@ -188,9 +188,14 @@ class _Scope:
         self.named = named | {os.path.realpath(p) for p in given if not p.is_dir()}
         self.roots = [os.path.realpath(p if p.is_dir() else (p.parent if str(p.parent) else Path("."))) for p in given]
 
-    def refuse(self, cand: Path) -> str | None:
+    def refuse(self, cand: Path, hydra_roots: set[str] | frozenset[str] = frozenset()) -> str | None:
+        """Why ``cand`` may not be read, or None. ``hydra_roots``: Hydra config roots a
+        config of the job composes from (its YAML files are the job's, as Hydra reads them)."""
         real = os.path.realpath(cand)
         if real in self.named:
+            return None
+        if cand.suffix.lower() in (".yaml", ".yml") and any(
+                real.startswith(r.rstrip(os.sep) + os.sep) for r in hydra_roots):
             return None
         if not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots):
             return "outside the job's folder"

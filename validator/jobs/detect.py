@@ -222,7 +222,18 @@ def why_refused(syntax: str, data: Any, path: Path | None = None) -> str:
 
 
 def _group(path: Path | None) -> str | None:
-    return path.parent.name if path is not None else None
+    """The Hydra package a file's keys compose under (``hydra.package``): its folder's
+    group unless a ``# @package`` header says otherwise (``_global_``: the root)."""
+    if path is None:
+        return None
+    from validator.jobs import hydra
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        head = ""
+    return hydra.package(path, head)
 
 
 def _candidate(syntax: str, data: Any, path: Path | None = None) -> str | None:
@@ -389,7 +400,7 @@ def rank(
 
 def by_evidence(data: dict[str, Any], legacy: str | None, path: Path | None = None) -> str | None:
     """The best-explaining format, or the marker-based guess when it is as good."""
-    group = path.parent.name if path is not None else None
+    group = _group(path)
     ranked = rank(data, group)
     if not ranked:
         return legacy

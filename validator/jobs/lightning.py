@@ -66,6 +66,12 @@ def _unresolved(v: Any) -> bool:
     return isinstance(v, str) and "${" in v
 
 
+def _package(ctx: Ctx) -> str | None:
+    from validator.jobs import hydra
+
+    return hydra.package(ctx.path, ctx.text)
+
+
 def read_nemo(ctx: Ctx) -> None:
     """A NeMo 1.x config: a Lightning trainer with NeMo's ``exp_manager`` and ``model``."""
     read(ctx, nemo=True)
@@ -81,7 +87,7 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
         tpath = ("trainer",)
     elif _cls(data)[0] == "Trainer":
         tpath = ()
-    elif "trainer" not in data and (ctx.path.parent.name == "trainer" or _trainer_args(data)):
+    elif "trainer" not in data and (_package(ctx) == "trainer" or _trainer_args(data)):
         # a Hydra config-group file (configs/trainer/ddp.yaml), or a file of Trainer
         # arguments alone: its keys are the trainer's, composed under ``trainer:``
         tpath = ()

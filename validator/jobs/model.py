@@ -159,6 +159,9 @@ class JobModel:
         # Hydra composition (hydra.py): file (real path) -> (layer, scale of its own list);
         # ``layer`` is the one of the file being read. A higher layer overrides a lower.
         self.layers: dict[str, tuple[float, float]] = {}
+        # Hydra config roots found above a config naming an absolute group (hydra.follow):
+        # their group files are part of the job
+        self.hydra_roots: set[str] = set()
         self.layer = 0.0
         self.list_layers: dict[str, list[float]] = {}  # the layer of each list member
         # a DeepSpeed config without steps_per_print (its file, and whether "auto" values
