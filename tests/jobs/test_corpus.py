@@ -44,7 +44,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "job.precision.loss_scaling": ("dynamic", 4),
         "job.batch.accumulation": (1, 46),
         "job.batch.global": None,
-        "job.logging.interval_steps": (2000, 48),
+        # "auto" values: a template Accelerate / the HF Trainer fills in; steps_per_print is
+        # DeepSpeed's console line there, the metrics interval the host's (docs/lint.md)
+        "job.logging.interval_steps": (None, None),
     },
     "microsoft__DeepSpeedExamples__training__bing_bert": {
         "job.precision.mode": ("fp16", 21),
@@ -269,8 +271,10 @@ FINDINGS: dict[str, list[tuple[str, str, int | None]]] = {
     "microsoft__DeepSpeedExamples__training__data_efficiency": [
         ("MON-02.metrics-interval-too-many-steps", "fail", 4)
     ],
+    # "auto" values (a template for Accelerate / the HF Trainer): the host's interval,
+    # unknown alone, so MON-02 skips (it failed on steps_per_print: 2000 before round 3)
     "huggingface__accelerate__examples__deepspeed_config_templates": [
-        ("MON-02.metrics-interval-too-many-steps", "fail", 48)
+        ("MON-02.metrics-interval-too-many-steps", "skip", None)
     ],
     # run_name: "" gives every restart a new timestamped directory: no auto-resume
     "AI-Hypercomputer__maxtext__src__maxtext__configs__base": [

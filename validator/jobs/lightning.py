@@ -232,6 +232,14 @@ def _callback(ctx: Ctx, path: tuple[Any, ...], cb: Any) -> None:
     line = ctx.line(*path)
     if name == "ModelCheckpoint":
         m.set("job.checkpoint.enabled", True, ctx.file, line, "lightning: ModelCheckpoint callback")
+        if c.as_bool(args.get("save_weights_only")):
+            # weights only: no optimizer, loop or RNG state (CKPT-01 requires model and
+            # optimizer state)
+            at = (*path, "init_args") if isinstance(cb, dict) and isinstance(cb.get("init_args"), dict) else path
+            wline = ctx.line(*at, "save_weights_only") or line
+            m.decide("job.checkpoint.enabled", False, ctx.file, wline,
+                     "lightning: ModelCheckpoint(save_weights_only=True) (weights-only checkpoints: "
+                     "no optimizer state)")
         steps = c.as_int(args.get("every_n_train_steps"))
         tti = args.get("train_time_interval")
         if steps:

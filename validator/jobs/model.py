@@ -214,6 +214,17 @@ class JobModel:
                 None, file, line, source, error=f"the job's files disagree: {text}"
             )
 
+    def decide(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
+        """A setting that decides ``name`` whatever else set it: Megatron's
+        ``--no-save-optim`` makes every checkpoint ``--save`` writes model-only, so
+        "checkpoints of model and optimizer state" is false at that flag's line, not true at
+        ``--save``'s. An error already recorded stays."""
+        assert name in FACTS, name
+        old = self.entries.get(name)
+        if old is not None and old.error is not None:
+            return
+        self.entries[name] = Entry(value, file, line, source, override=True, layer=self.layer)
+
     def invalid(
         self, name: str, raw: Any, file: str | None, line: int | None, source: str, expected: str
     ) -> None:
@@ -535,13 +546,19 @@ class JobModel:
         mr = self.get("job.recovery.max_restarts")
         rq = self.get("job.recovery.requeue")
         if not self.has("job.recovery.auto_restart") and (mr is not None or rq is not None):
-            e = (
-                self.entries.get("job.recovery.max_restarts")
-                or self.entries["job.recovery.requeue"]
-            )
+            mr_e = self.entries.get("job.recovery.max_restarts")
+            rq_e = self.entries.get("job.recovery.requeue")
             restart = bool((isinstance(mr, int) and mr > 0) or rq is True)
+            # cite the mechanism that decides: a scheduler requeue restarts the job whatever
+            # torchrun's --max-restarts default says, and an explicit setting beats a default
+            if restart:
+                e = mr_e if isinstance(mr, int) and mr > 0 and mr_e is not None else rq_e
+            else:
+                e = next((x for x in (mr_e, rq_e) if x is not None and not x.default), None) or mr_e or rq_e
+            assert e is not None
             # derived from a default alone: keep the default's own source, which says so
-            src = e.source if e.default else f"max restarts = {mr}, requeue = {rq}"
+            src = e.source if e.default else (
+                f"{e.source} (requeue = {rq})" if e is rq_e else f"{e.source} (max restarts = {mr})")
             self.entries["job.recovery.auto_restart"] = Entry(
                 restart, e.file, e.line, src, e.default, key=e.key
             )
