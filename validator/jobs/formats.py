@@ -120,6 +120,10 @@ FORMATS: tuple[Format, ...] = (
            keys=frozenset({"try_load_latest_save", "save_interval_ephemeral", "sharded_checkpointer",
                            "speed_monitor", "evaluators", "distributed_strategy", "save_interval_unsharded",
                            "remote_save_folder", "fused_loss", "softmax_auxiliary_loss"}),
+           # OLMo's ModelConfig (d_model/n_heads are MPT's too: no evidence between them)
+           sections={"model": frozenset({"mlp_ratio", "weight_tying", "block_type", "layer_norm_type",
+                                         "include_bias", "bias_for_layer_norm", "rope", "flash_attention",
+                                         "multi_query_attention", "attention_layer_norm", "block_group_size"})},
            needs_evidence=True),
     Format("skypilot", "SkyPilot task", "skypilot:read"),
     Format("kubernetes", "Kubernetes training resource", "k8s:read_kubernetes"),
