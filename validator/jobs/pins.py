@@ -176,6 +176,12 @@ def choose(framework: str, start: Path | None) -> Judged | None:
                                       f"(no pinned version found{also})")
     where = f"{pin.text()} at {pin.file}:{pin.line}"
     fits = [c for c in cats if _allows(pin.specs, c.version)]
+    if len(fits) > 1 and all(op in (">=", ">", "!=") for op, _ in pin.specs):
+        # a lower bound only: any later release may run, so the keys of every catalogued
+        # release it allows are valid (pytorch-lightning>=1.6.0 in 2022 meant 1.x's gpus=)
+        return Judged(fits[0], tuple(fits[1:]), f"judged at {fits[0].label} (the job pins {where}, a lower "
+                                                f"bound: keys of {', '.join(c.label for c in fits[1:])} "
+                                                "accepted too)")
     if fits:
         return Judged(fits[0], (), f"judged at {fits[0].label} (the job pins {where})")
     want = next((version_key(v) for op, v in pin.specs if op in ("==", "===", "~=", ">=", ">")), None)
