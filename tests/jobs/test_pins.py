@@ -95,3 +95,11 @@ def test_older_catalogues_match_the_generators_releases() -> None:
         raw = json.loads(p.read_text())
         assert raw["package"] == want[p.stem] and raw["generated_by"] == "scripts/gen_key_catalogues.py"
         assert all(s.startswith(f"{raw['package']}=={raw['version']}:") for s in raw["sources"])
+
+
+def test_a_lower_bound_accepts_every_release_it_allows(tmp_path: Path) -> None:
+    p = _repo(tmp_path, "requirements.txt", "pytorch-lightning>=1.6.0\n")
+    p.write_text(CLI + "  precison: bf16-mixed\n")
+    keys, source = _ignored(p)
+    assert [k.split(" at ")[0] for k in keys] == ["trainer.precison"]  # gpus, amp_backend: 1.x's
+    assert "a lower bound: keys of pytorch-lightning 1.9.5 accepted too" in source
