@@ -205,12 +205,15 @@ def evidence(fmt: Format, data: dict[str, Any], group: str | None = None,
         score += len(top)
         items.append("keys " + ", ".join(top[:4]))
     for sect, own in fmt.sections.items():
-        # a config-group file (configs/trainer/ddp.yaml), or one copied out of its folder:
-        # its keys are the section's
-        block = data if sect not in data else data.get(sect)
+        # a config-group file (configs/trainer/ddp.yaml), or a file of Lightning Trainer
+        # arguments copied out of its folder: its keys are the section's
+        alone = sect not in data and (group == sect or (fmt.name == "lightning" and sect == "trainer"))
+        block = data if alone else data.get(sect)
         if not isinstance(block, dict) or not block:
             continue
-        hit = [k for k in block if isinstance(k, str) and (k in own or close_match(k, own))]
+        # a likely typo of a key only it has counts (``precison``), inside a real section
+        hit = [k for k in block if isinstance(k, str)
+               and (k in own or (block is not data and len(block) <= 200 and close_match(k, own)))]
         # at least two, and a quarter of the section (a verl ``trainer:`` with a ``logger``
         # is no Lightning Trainer); or one, in a section all of whose keys the format has
         if (len(hit) >= 2 and len(hit) * 4 >= len(block)) or (hit and _all_known(fmt, sect, block)):
