@@ -77,3 +77,23 @@ def test_a_global_package_in_a_trainer_folder_is_not_trainer_arguments(tmp_path:
     doc = facts(p)
     assert value(doc, "job.precision.mode") == "bf16"
     assert value(doc, "job.resources.gpus_per_node") == 8
+
+
+def test_a_config_root_above_the_repository_or_hidden_is_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secrets"  # beside the repository, not in it
+    outside.mkdir()
+    (outside / "token.yaml").write_text("trainer:\n  precision: bf16-mixed\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "configs/experiment").mkdir(parents=True)
+    exp = repo / "configs/experiment/x.yaml"
+    exp.write_text("# @package _global_\ndefaults:\n  - override /secrets: token\n")
+    doc = facts(exp)
+    assert str(outside / "token.yaml") not in value(doc, "job.files")
+    (err,) = doc["errors"]
+    assert err["line"] == 3 and "not a config root of this repository" in err["message"]
+    (repo / ".hidden").mkdir()
+    (repo / ".hidden/k.yaml").write_text("a: 1\n")
+    exp.write_text("# @package _global_\ndefaults:\n  - override /.hidden: k\n")
+    doc = facts(exp)
+    assert str(repo / ".hidden/k.yaml") not in value(doc, "job.files")

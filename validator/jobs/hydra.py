@@ -145,6 +145,12 @@ def follow(ctx: Ctx) -> None:
             continue
         target, root = _resolve(ctx.path, group, option)
         line = ctx.line("defaults", index) if ctx.tree else None
+        if root is not None and not _safe_root(root, ctx.path, group, option):
+            # never opened: a pull request's config must not make a CI runner read a file
+            # of its own (hidden folders, "..", above the repository)
+            model.error(ctx.file, line, f"defaults names {group}: {option}, searched from {root}: not a config "
+                        "root of this repository; not read")
+            continue
         if root is not None:
             roots = getattr(model, "hydra_roots", None)
             if roots is not None:
@@ -157,6 +163,25 @@ def follow(ctx: Ctx) -> None:
             model.error(ctx.file, line, f"defaults names {group.lstrip('/')}: {option}, but "
                         f"{os.path.relpath(target, ctx.path.parent)} does not exist in that config group: "
                         "Hydra cannot compose this config, so its settings are unknown")
+
+
+def _safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
+    """Whether an absolute group's config root may join the job: the names hold no
+    hidden folder and no ``..``, and the root is not above the repository the config is
+    in (the nearest folder above holding ``.git``, where there is one)."""
+    parts = [*(group or "").strip("/").split("/"), *option.split("/")]
+    if any(p == ".." or p.startswith(".") for p in parts if p):
+        return False
+    real = os.path.realpath(root)
+    d = os.path.realpath(path.parent)
+    for _ in range(MAX_UP + 4):
+        if os.path.exists(os.path.join(d, ".git")):
+            return real == d or real.startswith(d.rstrip(os.sep) + os.sep)
+        up = os.path.dirname(d)
+        if up == d:
+            break
+        d = up
+    return True
 
 
 def read(ctx: Ctx) -> None:
