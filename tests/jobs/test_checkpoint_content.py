@@ -82,3 +82,13 @@ def test_deepspeed_json_for_a_host_is_not_judged_on_steps_per_print(tmp_path: Pa
     # alone, with no host's values, steps_per_print is the engine's interval
     p.write_text('{"train_batch_size": 64, "steps_per_print": 2000, "bf16": {"enabled": true}}\n')
     assert value(facts(p), "job.logging.interval_steps") == 2000
+
+
+def test_the_host_of_a_deepspeed_template_is_named_when_the_job_shows_it(tmp_path: Path) -> None:
+    (tmp_path / "ds.json").write_text('{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",'
+                                      ' "steps_per_print": 2000, "bf16": {"enabled": "auto"}}\n')
+    acc = tmp_path / "acc.yaml"
+    acc.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n"
+                   "  deepspeed_config_file: ds.json\nnum_processes: 8\nmixed_precision: bf16\n")
+    f = facts(acc)["facts"]["job.logging.interval_steps"]
+    assert f["value"] is None and "filled in by Accelerate (its config is in this job)" in f["source"]

@@ -491,10 +491,15 @@ class JobModel:
 
             file, hosted = self.unlogged
             if hosted:
-                self.inherited("job.logging.interval_steps", file,
-                               f"{cite('deepspeed.steps_per_print')}; its \"auto\" values are filled in by a host "
-                               "framework (HF Trainer, Accelerate), whose logging interval this config does not "
-                               "show: lint it with the host's config")
+                # the host, named where the job's own files show it
+                host = ("Accelerate (its config is in this job)" if "accelerate" in self.formats
+                        else "the HF Trainer (its arguments are in this job)" if "hf_trainer" in self.formats
+                        else None)
+                why = (f"its \"auto\" values are filled in by {host}, and the metrics interval is the "
+                       "training script's, which no file of this job shows" if host else
+                       "its \"auto\" values are filled in by a host framework (HF Trainer, Accelerate), whose "
+                       "logging interval this config does not show: lint it with the host's config")
+                self.inherited("job.logging.interval_steps", file, f"{cite('deepspeed.steps_per_print')}; {why}")
             else:
                 fill(self, "job.logging.interval_time", "deepspeed.steps_per_print", file,
                      value=math.inf, why=": the engine prints no periodic progress or samples/sec line")
