@@ -405,7 +405,9 @@ def accelerate(pkg: Package) -> dict[str, Any]:
 
 
 def lightning(pkg: Package) -> dict[str, Any]:
-    path = "lightning/pytorch/trainer/trainer.py"
+    # lightning 2.x ships lightning/pytorch/; pytorch-lightning 1.x pytorch_lightning/
+    path = next(p for p in ("lightning/pytorch/trainer/trainer.py", "pytorch_lightning/trainer/trainer.py")
+                if p in pkg.files)
     trainer = func_params(pkg, path, "__init__", "Trainer")
     fn = next(
         n for c in pkg.tree(path).body if isinstance(c, ast.ClassDef) and c.name == "Trainer"
@@ -417,7 +419,7 @@ def lightning(pkg: Package) -> dict[str, Any]:
     # LightningCLI's top level: subcommand arguments plus the linked objects
     top = {"trainer", "model", "data", "seed_everything", "ckpt_path", "optimizer",
            "lr_scheduler", "config", "verbose", "return_predictions", "weights_only"}
-    pkg.used.add("lightning/pytorch/cli.py")
+    pkg.used.add(path.replace("trainer/trainer.py", "cli.py"))
     return {"sections": {"": sorted(top), "trainer": sorted(trainer)},
             "open": ["model", "data", "optimizer", "lr_scheduler"], "strict_sections": strict}
 
@@ -726,6 +728,14 @@ FRAMEWORKS: dict[str, tuple[str, str, Callable[..., dict[str, Any]], list[tuple[
 }
 
 
+# older releases still in use, each written to ``<framework>@<version>.json`` beside the
+# newest: a job pinning one has its keys judged at that release (validator/jobs/pins.py).
+# name -> [(package, version)], read by the framework's recipe above
+RELEASES: dict[str, list[tuple[str, str]]] = {
+    "lightning": [("pytorch-lightning", "1.9.5")],  # the last 1.x: gpus=, amp_backend= ...
+}
+
+
 def _archive(name: str, version: str, cache: Path) -> Path:
     norm = name.replace("-", "_").lower()
     for p in sorted(cache.iterdir()):
@@ -740,8 +750,10 @@ def _archive(name: str, version: str, cache: Path) -> Path:
     return _archive(name, version, cache) if any(cache.iterdir()) else cache
 
 
-def generate(fw: str, cache: Path) -> dict[str, Any]:
+def generate(fw: str, cache: Path, release: tuple[str, str] | None = None) -> dict[str, Any]:
     name, version, recipe, extras = FRAMEWORKS[fw]
+    if release is not None:
+        (name, version), extras = release, []
     pkg = Package(name, version, _archive(name, version, cache))
     extra_pkgs = [Package(n, v, _archive(n, v, cache)) for n, v in extras]
     body = recipe(pkg, extra_pkgs) if extras else recipe(pkg)
@@ -777,6 +789,12 @@ def main(argv: list[str] | None = None) -> int:
             (OUT / f"{fw}.json").write_text(buf.getvalue() + "\n", encoding="utf-8")
             n = sum(len(v) for v in cat["sections"].values())
             print(f"{fw}: {n} keys in {len(cat['sections'])} sections from {cat['package']}=={cat['version']}")
+            for rel in RELEASES.get(fw, []):
+                old = generate(fw, cache, rel)
+                buf = io.StringIO()
+                json.dump(old, buf, indent=1, sort_keys=False)
+                (OUT / f"{fw}@{rel[1]}.json").write_text(buf.getvalue() + "\n", encoding="utf-8")
+                print(f"{fw}@{rel[1]}: from {rel[0]}=={rel[1]}")
     return 0
 
 

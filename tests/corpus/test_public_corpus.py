@@ -85,7 +85,10 @@ def _lint(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str
 def _check(exp: dict[str, Any], code: int, out: str, err: str) -> list[str]:
     """What does not hold, in words (empty when the file meets its expectations)."""
     if exp["outcome"] == "refuse":
-        return [] if code == 2 and err.count("\n") == 1 else [f"expected refusal, got exit {code}"]
+        if code != 2 or err.count("\n") != 1:
+            return [f"expected refusal, got exit {code}"]
+        # a refusal names what was seen (``says``: words the one line must hold)
+        return [f"refusal does not say {w!r}: {err.strip()}" for w in exp.get("says", []) if w not in err]
     if code not in (0, 1):
         return [f"expected a lint verdict, got exit {code}: {err.strip()}"]
     findings = json.loads(out)["findings"]

@@ -62,7 +62,9 @@ CASES: dict[str, str] = {
     "foundry_save.yaml": "max_seq_len: 2048\nmodel:\n  name: mpt_causal_lm\ntokenizer:\n  name: gpt2\n"
                          "optimizer:\n  name: decoupled_adamw\n  lr: 6.0e-4\nmax_duration: 4800ba\n"
                          "global_train_batch_size: 256\nsave_folder: s3://bucket/ckpt\ntrain_loader:\n  name: text\n",
-    "olmo.yaml": "run_name: OLMo-1B\nmodel:\n  d_model: 2048\n  n_heads: 16\noptimizer:\n  name: adamw\n"
+    # OLMo-1B's model block: d_model/n_heads are MPT's too, mlp_ratio/weight_tying OLMo's alone
+    "olmo.yaml": "run_name: OLMo-1B\nmodel:\n  d_model: 2048\n  n_heads: 16\n  mlp_ratio: 8\n"
+                 "  weight_tying: true\noptimizer:\n  name: adamw\n"
                  "  learning_rate: 4.0e-4\nglobal_train_batch_size: 2048\ndevice_train_microbatch_size: 8\n"
                  "max_duration: 739_328\ndata:\n  paths: []\ntokenizer:\n  identifier: tokenizers/t.json\n",
     "lev.yaml": "data:\n  id: dlwh/wikitext_103_detokenized\nmodel:\n  type: gpt2\n  hidden_dim: 768\n"

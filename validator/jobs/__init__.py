@@ -25,7 +25,7 @@ message), which the CLI reports as ``error`` findings. One module per format fam
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def read_job(
                      else naming.parent / ref, Path(ref)):
             if not cand.is_file():
                 continue
-            why = scope.refuse(cand)
+            why = scope.refuse(cand, model.hydra_roots)
             if why is not None:  # never opened: its bytes must not reach any output
                 model.error(str(naming), line, f"names {ref!r} ({why}); not read: name it on the "
                             "command line to lint it with this job")
@@ -192,9 +192,14 @@ class _Scope:
         self.named = named | {os.path.realpath(p) for p in given if not p.is_dir()}
         self.roots = [os.path.realpath(p if p.is_dir() else (p.parent if str(p.parent) else Path("."))) for p in given]
 
-    def refuse(self, cand: Path) -> str | None:
+    def refuse(self, cand: Path, hydra_roots: set[str] | frozenset[str] = frozenset()) -> str | None:
+        """Why ``cand`` may not be read, or None. ``hydra_roots``: Hydra config roots a
+        config of the job composes from (its YAML files are the job's, as Hydra reads them)."""
         real = os.path.realpath(cand)
         if real in self.named:
+            return None
+        if cand.suffix.lower() in (".yaml", ".yml") and any(
+                real.startswith(r.rstrip(os.sep) + os.sep) for r in hydra_roots):
             return None
         if not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots):
             return "outside the job's folder"
@@ -287,8 +292,8 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
                 )
             if explicit:
                 raise ReadError(
-                    "not a recognized training config: no format explains its keys well "
-                    f"(closest: {detect.closest(ctx.tree.data, path, syntax)}); use --kind to name "
+                    "not a recognized training config: "
+                    f"{detect.why_refused(syntax, ctx.tree.data, path)}; use --kind to name "
                     "its format: " + ", ".join(detect.KINDS)
                 )
             return
@@ -315,43 +320,10 @@ def _keep(model: Any, file: str, text: str) -> None:
 
 
 def _dispatch(k: str, ctx: Any) -> None:
-    from validator.jobs import (
-        composer,
-        deepspeed,
-        hf,
-        hydra,
-        k8s,
-        levanter,
-        lightning,
-        litgpt,
-        maxtext,
-        recipes,
-        skypilot,
-        tfmg,
-        torchtitan,
-    )
+    """Run format ``k``'s reader (its descriptor in ``formats.FORMATS`` names it)."""
+    from validator.jobs import formats, hydra
 
-    table: dict[str, Callable[[Any], None]] = {
-        "deepspeed": deepspeed.read,
-        "lightning": lightning.read,
-        "nemo": lambda c: lightning.read(c, nemo=True),
-        "hf": hf.read_trainer,
-        "accelerate": hf.read_accelerate,
-        "torchtitan": torchtitan.read,
-        "pytorchjob": k8s.read,
-        "maxtext": maxtext.read,
-        "tfmg": tfmg.read,
-        "torchtune": recipes.read_torchtune,
-        "axolotl": recipes.read_axolotl,
-        "levanter": levanter.read,
-        "litgpt": litgpt.read,
-        "llmfoundry": composer.read_llmfoundry,
-        "olmo": composer.read_olmo,
-        "skypilot": skypilot.read,
-        "kubernetes": k8s.read_kubernetes,
-        "hydra": hydra.read,
-    }
-    table[k](ctx)
+    formats.reader(k)(ctx)
     if k != "hydra" and ctx.path.suffix.lower() in (".yaml", ".yml") and isinstance(ctx.tree.data, dict) \
             and isinstance(ctx.tree.data.get("defaults"), list):
         hydra.follow(ctx)  # a Hydra config of a known format (trainer/ddp.yaml): its bases too

@@ -26,6 +26,15 @@ DISCOURAGED_ENV = {
 }
 
 
+# values that restore the default behaviour, so are no debug setting: CUDA_LAUNCH_BLOCKING=0
+# is asynchronous launches, as without the variable (CUDA's documented default)
+DEFAULT_RESTORING = {"CUDA_LAUNCH_BLOCKING": ("0",), "TORCH_NCCL_DESYNC_DEBUG": ("0",)}
+
+
+def _restores_default(name: str, value: str) -> bool:
+    return value.strip().strip("'\"") in DEFAULT_RESTORING.get(name, ())
+
+
 def as_int(v: Any) -> int | None:
     if isinstance(v, bool):
         return None
@@ -173,7 +182,7 @@ def env(model: JobModel, name: str, value: Any, file: str, line: int | None) -> 
     if name == "NCCL_ALGO":
         model.set("job.comm.nccl_algo", value, file, line, src)
         model.set("job.comm.nccl_algo_pinned", True, file, line, src)
-    if name in DISCOURAGED_ENV:
+    if name in DISCOURAGED_ENV and not _restores_default(name, value):
         model.add("job.comm.nccl_discouraged", f"{name} ({DISCOURAGED_ENV[name]})", file, line, src)
     if name == "NCCL_DEBUG" and value.upper() in ("INFO", "TRACE"):
         model.add(

@@ -90,7 +90,14 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
             ln("communication_data_type"),
             "deepspeed: communication_data_type",
         )
-    spp = c.int_of(
+    # "auto" values are filled in by a host (HF Trainer, Accelerate), which logs metrics on
+    # its own schedule (HF's logging_steps): under it, steps_per_print is DeepSpeed's own
+    # console line, not the job's metrics interval (docs/lint.md), so such a config alone
+    # cannot show the interval
+    hosted = any(isinstance(v, str) and v.strip().lower() == "auto" for v in (
+        g("train_batch_size"), g("train_micro_batch_size_per_gpu"), g("gradient_accumulation_steps"),
+        g("fp16", "enabled"), g("bf16", "enabled"), g("gradient_clipping")))
+    spp = None if hosted else c.int_of(
         m,
         "job.logging.interval_steps",
         g("steps_per_print"),
@@ -109,11 +116,6 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
     elif m.failed("job.logging.interval_steps") is None:
         # None from DeepSpeed 0.15.2: no periodic print at all. Recorded last (JobModel.finish),
         # so that a host framework's own interval (HF Trainer's logging_steps) counts first.
-        # "auto" values are filled in by a host (HF Trainer, Accelerate), which logs on its
-        # own schedule: such a config alone cannot show the interval.
-        hosted = any(isinstance(v, str) and v.strip().lower() == "auto" for v in (
-            g("train_batch_size"), g("train_micro_batch_size_per_gpu"), g("gradient_accumulation_steps"),
-            g("fp16", "enabled"), g("bf16", "enabled"), g("gradient_clipping")))
         m.unlogged = (ctx.file, hosted)
     for sink in ("tensorboard", "wandb", "csv_monitor", "comet"):
         if c.as_bool(g(sink, "enabled")):

@@ -196,6 +196,49 @@ def looks_like_config(path: Path, text: str) -> bool:
 def kind_of_tree(syntax: str, data: Any, path: Path | None = None) -> str | None:
     """The format of a parsed structured file, or None when it is no known job config.
 
+    The candidate the markers and key counts pick (``_candidate``) is kept only when its
+    decisive evidence holds against every other format's (``formats.judge``): a
+    ``trainer:`` block of verl's or a ``task:`` of fairseq's is no Lightning or Model
+    Garden config, whatever the section is called.
+    """
+    kind = _candidate(syntax, data, path)
+    if kind is None or syntax != "yaml" or not isinstance(data, dict):
+        return kind
+    from validator.jobs import formats
+
+    return formats.judge(kind, data, _group(path)).kind
+
+
+def why_refused(syntax: str, data: Any, path: Path | None = None) -> str:
+    """What was seen in a file no format claims: the evidence each format left."""
+    kind = _candidate(syntax, data, path)
+    if kind is not None and syntax == "yaml" and isinstance(data, dict):
+        from validator.jobs import formats
+
+        why = formats.judge(kind, data, _group(path)).why
+        if why:
+            return why
+    return f"no format explains its keys well (closest: {closest(data, path, syntax)})"
+
+
+def _group(path: Path | None) -> str | None:
+    """The Hydra package a file's keys compose under (``hydra.package``): its folder's
+    group unless a ``# @package`` header says otherwise (``_global_``: the root)."""
+    if path is None:
+        return None
+    from validator.jobs import hydra
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        head = ""
+    return hydra.package(path, head)
+
+
+def _candidate(syntax: str, data: Any, path: Path | None = None) -> str | None:
+    """The format of a parsed structured file, or None when it is no known job config.
+
     Formats with a marker no other format has (a Kubernetes ``apiVersion``/``kind``, an
     Accelerate ``distributed_type``, MaxText's ``base_config``, a TF Model Garden
     ``task``, NeMo's ``exp_manager``) are taken by it. The others are decided by
@@ -357,7 +400,7 @@ def rank(
 
 def by_evidence(data: dict[str, Any], legacy: str | None, path: Path | None = None) -> str | None:
     """The best-explaining format, or the marker-based guess when it is as good."""
-    group = path.parent.name if path is not None else None
+    group = _group(path)
     ranked = rank(data, group)
     if not ranked:
         return legacy

@@ -89,6 +89,10 @@ def read_trainer(ctx: Ctx) -> None:
             ("save_only_model",),
             "hf: save_only_model = True (cannot resume)",
         )
+        # model weights only: no optimizer, scheduler or RNG state (CKPT-01 requires
+        # model and optimizer state)
+        m.decide("job.checkpoint.enabled", False, ctx.file, ctx.line("save_only_model"),
+                 "hf: save_only_model = True (model-only checkpoints: no optimizer state)")
     if str(g("logging_strategy") or value_of("hf.logging_strategy")).lower() == "steps":
         lsf = ctx.float_at("job.logging.interval_steps", ("logging_steps",), "hf: logging_steps")
         ls = c.as_int(lsf) if lsf is not None and lsf >= 1 else None

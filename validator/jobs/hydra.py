@@ -25,6 +25,7 @@ conflict. A nested list is ordered inside its entry's slot.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,36 +36,74 @@ MAX_UP = 4  # folders an absolute group path (``/trainer``) may climb to find th
 SELF = (None, "_self_")
 
 
-def _items(data: Any) -> list[tuple[str | None, str]]:
-    """(group or None for a config named directly, option) of each ``defaults`` entry that
-    may pick a file, with ``_self_`` kept in its place."""
-    out: list[tuple[str | None, str]] = []
+def _items(data: Any) -> list[tuple[int, str | None, str]]:
+    """(index in the list, group or None for a config named directly, option) of each
+    ``defaults`` entry that may pick a file, with ``_self_`` kept in its place. The index
+    is the entry's own (an entry that picks nothing, ``logger: null``, still counts), so a
+    finding about it points at its line."""
+    out: list[tuple[int, str | None, str]] = []
     seq = data.get("defaults") if isinstance(data, dict) else None
-    for e in seq[:MAX_ENTRIES] if isinstance(seq, list) else []:
+    for i, e in enumerate(seq[:MAX_ENTRIES] if isinstance(seq, list) else []):
         if isinstance(e, str):
-            out.append(SELF if e == "_self_" else (None, e))
+            out.append((i, *SELF) if e == "_self_" else (i, None, e))
         elif isinstance(e, dict) and len(e) == 1:
             (group, option), = e.items()
             group = str(group).removeprefix("override ").removeprefix("optional ").strip()
             group = group.split("@", 1)[0]  # group@package: the package is where, not which file
             if group == "_self_":
-                out.append(SELF)
+                out.append((i, *SELF))
             elif isinstance(option, str) and option:
-                out.append((group, option))
+                out.append((i, group, option))
     return out
+
+
+def _optional(data: Any, index: int) -> bool:
+    seq = data.get("defaults") if isinstance(data, dict) else None
+    e = seq[index] if isinstance(seq, list) and index < len(seq) else None
+    return isinstance(e, dict) and any(str(k).strip().startswith("optional ") for k in e)
 
 
 def entries(data: Any) -> list[tuple[str | None, str]]:
     """(group or None for a sibling, option) of each ``defaults`` entry that picks a file."""
-    return [e for e in _items(data) if e != SELF]
+    return [(g, o) for _, g, o in _items(data) if (g, o) != SELF]
+
+
+def package(path: Path, text: str) -> str | None:
+    """Where a config's keys are composed (Hydra's ``# @package`` header, before any other
+    line): None for ``_global_`` (at the root: an experiment file's ``trainer:`` is the
+    trainer), the named package, or by default (``_group_``, Hydra 1.1 and later) the
+    folder's group (``trainer`` for configs/trainer/ddp.yaml)."""
+    for raw in text.splitlines()[:50]:
+        ln = raw.strip()
+        if not ln:
+            continue
+        if not ln.startswith("#"):
+            break
+        m = re.match(r"#\s*@package\s+(\S+)", ln)
+        if m:
+            pkg = m.group(1)
+            if pkg == "_global_":
+                return None
+            if pkg != "_group_":
+                return pkg.removeprefix("_global_.")
+    return path.parent.name or None
 
 
 def is_root(data: Any, path: Path) -> bool:
     """Whether ``data`` is a Hydra config whose ``defaults`` name files that exist."""
-    return any(_target(path, g, o).is_file() for g, o in entries(data))
+    # a file that exists, or a group folder that does (an option missing from it is a
+    # LINT-00 of the composition, not a reason to take the file for no config)
+    return any(t.is_file() or (g is not None and t.parent.is_dir())
+               for g, o in entries(data) for t in (_target(path, g, o),))
 
 
 def _target(path: Path, group: str | None, option: str) -> Path:
+    return _resolve(path, group, option)[0]
+
+
+def _resolve(path: Path, group: str | None, option: str) -> tuple[Path, Path | None]:
+    """The file an entry names, and the config root it was found from (for an absolute
+    group path: the folder above that holds the group; None for a relative one)."""
     name = option if option.endswith((".yaml", ".yml")) else f"{option}.yaml"
     if group is None and option.startswith("/"):  # - /trainer/default: absolute, named directly
         group, name = os.path.split(name.lstrip("/"))
@@ -74,31 +113,75 @@ def _target(path: Path, group: str | None, option: str) -> Path:
         rel = Path(group.lstrip("/")) / name
         base = path.parent
         for _ in range(MAX_UP):
-            if (base / rel).is_file():
-                return base / rel
+            if (base / rel).is_file() or (base / rel).parent.is_dir():
+                return base / rel, base
             if base.parent == base:
                 break
             base = base.parent
-        return path.parent / rel
-    return path.parent / name if group is None else path.parent / group / name
+        return path.parent / rel, None
+    return (path.parent / name if group is None else path.parent / group / name), None
 
 
 def follow(ctx: Ctx) -> None:
-    """Follow the configs of ``ctx``'s defaults list, each in its composition layer."""
+    """Follow the configs of ``ctx``'s defaults list, each in its composition layer.
+
+    An absolute group (``override /trainer: default`` in configs/experiment/x.yaml) is
+    searched from the config root, the nearest folder above that holds the group, as Hydra
+    does; that root joins the job (``JobModel.hydra_roots``), so an experiment linted alone
+    is composed with its bases. An option missing from a group folder that exists is a
+    config Hydra cannot compose: LINT-00 at the entry's line (a group with no folder here
+    may come from a search-path plugin, and is left alone)."""
     model = ctx.model
-    items = _items(ctx.tree.data if ctx.tree else None)
+    data = ctx.tree.data if ctx.tree else None
+    items = _items(data)
     if not items:
         return
     here = model.layers.get(os.path.realpath(ctx.path), (0.0, 1.0))
-    own = items.index(SELF) if SELF in items else len(items)  # no _self_: the config goes last
+    slots = [(g, o) for _, g, o in items]
+    own = slots.index(SELF) if SELF in slots else len(items)  # no _self_: the config goes last
     step = here[1] / (2 * (MAX_ENTRIES + 1))  # a nested list stays inside its entry's slot
-    for i, (group, option) in enumerate(items):
+    for i, (index, group, option) in enumerate(items):
         if (group, option) == SELF:
             continue
-        target = _target(ctx.path, group, option)
+        target, root = _resolve(ctx.path, group, option)
+        line = ctx.line("defaults", index) if ctx.tree else None
+        if root is not None and not _safe_root(root, ctx.path, group, option):
+            # never opened: a pull request's config must not make a CI runner read a file
+            # of its own (hidden folders, "..", above the repository)
+            model.error(ctx.file, line, f"defaults names {group}: {option}, searched from {root}: not a config "
+                        "root of this repository; not read")
+            continue
+        if root is not None:
+            roots = getattr(model, "hydra_roots", None)
+            if roots is not None:
+                roots.add(os.path.realpath(root))
         if target.is_file():
             model.layers.setdefault(os.path.realpath(target), (here[0] + (i - own) * here[1], step))
-            ctx.ref(os.path.relpath(target, ctx.path.parent), None, ctx.line("defaults", i) if ctx.tree else None)
+            ctx.ref(os.path.relpath(target, ctx.path.parent), None, line)
+        elif group is not None and target.parent.is_dir() and not _optional(data, index) \
+                and "${" not in option:
+            model.error(ctx.file, line, f"defaults names {group.lstrip('/')}: {option}, but "
+                        f"{os.path.relpath(target, ctx.path.parent)} does not exist in that config group: "
+                        "Hydra cannot compose this config, so its settings are unknown")
+
+
+def _safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
+    """Whether an absolute group's config root may join the job: the names hold no
+    hidden folder and no ``..``, and the root is not above the repository the config is
+    in (the nearest folder above holding ``.git``, where there is one)."""
+    parts = [*(group or "").strip("/").split("/"), *option.split("/")]
+    if any(p == ".." or p.startswith(".") for p in parts if p):
+        return False
+    real = os.path.realpath(root)
+    d = os.path.realpath(path.parent)
+    for _ in range(MAX_UP + 4):
+        if os.path.exists(os.path.join(d, ".git")):
+            return real == d or real.startswith(d.rstrip(os.sep) + os.sep)
+        up = os.path.dirname(d)
+        if up == d:
+            break
+        d = up
+    return True
 
 
 def read(ctx: Ctx) -> None:

@@ -43,9 +43,12 @@ def check(
     ``misplaced=False`` where keys moved between sections across releases (torchtitan's
     parallel degrees were once under ``[training]``): a key in another release's place
     is not reported as misplaced, since the file's release is unknown."""
-    cat = catalogue(framework)
-    if cat is None or ctx.tree is None:
+    from validator.jobs import pins
+
+    judged = pins.choose(framework, ctx.path)
+    if judged is None or ctx.tree is None:
         return
+    cat = judged.catalogue
     data = ctx.get(*prefix) if prefix else ctx.tree.data
     if not isinstance(data, dict):
         return
@@ -57,8 +60,11 @@ def check(
         known = cat.known(section)
         if not isinstance(block, dict) or known is None:
             continue
+        # the version is unknown (or no catalogued release matches it): a key some
+        # catalogued release has is valid in a release the job may run, so not reported
+        also = frozenset().union(*(c.known(section) or frozenset() for c in judged.accepted))
         for key in block:
-            if not isinstance(key, str) or key in known:
+            if not isinstance(key, str) or key in known or key in also:
                 continue
             if len(found) >= MAX_REPORTED:
                 more += 1
@@ -71,7 +77,7 @@ def check(
                 found.append((line, f"{name} at line {line}: {why}"))
     for line, text in sorted(found):  # in file order: the finding points at the first
         ctx.model.add("job.config.ignored_keys", text, ctx.file, line or None,
-                      f"{cat.framework}: keys of {cat.label}")
+                      f"{cat.framework}: keys of {cat.label}; {judged.how}")
     if more:
         ctx.model.add("job.config.ignored_keys",
                       f"and {more} more keys {cat.label} does not have (not checked one by one)",

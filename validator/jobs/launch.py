@@ -319,6 +319,17 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
         )
     else:
         fill(m, "job.checkpoint.enabled", "megatron.save", ctx.file, value=False)
+    nso = _f(flags, "no-save-optim")
+    if nso and (save or "save?unresolved" in flags):
+        # CKPT-01 requires periodic checkpoints of model *and optimizer* state
+        m.decide("job.checkpoint.enabled", False, ctx.file, nso[1],
+                 "megatron: --no-save-optim (model-only checkpoints: no optimizer state, so a "
+                 "restart cannot resume training where it stopped)")
+    nsr = _f(flags, "no-save-rng")
+    if nsr and (save or "save?unresolved" in flags) and m.has("job.checkpoint.resume"):
+        e = m.entries["job.checkpoint.resume"]
+        e.source += (f"; --no-save-rng at {ctx.file}:{nsr[1]}: the RNG state is not saved, so a "
+                     "resume is not exact (dropout and data order differ from an unbroken run)")
     if _set_int(ctx, flags, "job.logging.interval_steps", src, "log-interval") is None:
         fill(m, "job.logging.interval_steps", "megatron.log_interval", ctx.file)
     for name, sink in (("tensorboard-dir", "tensorboard"), ("wandb-project", "wandb")):

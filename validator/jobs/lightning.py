@@ -66,6 +66,17 @@ def _unresolved(v: Any) -> bool:
     return isinstance(v, str) and "${" in v
 
 
+def _package(ctx: Ctx) -> str | None:
+    from validator.jobs import hydra
+
+    return hydra.package(ctx.path, ctx.text)
+
+
+def read_nemo(ctx: Ctx) -> None:
+    """A NeMo 1.x config: a Lightning trainer with NeMo's ``exp_manager`` and ``model``."""
+    read(ctx, nemo=True)
+
+
 def read(ctx: Ctx, *, nemo: bool = False) -> None:
     m = ctx.model
     m.formats.append("nemo" if nemo else "lightning")
@@ -76,7 +87,7 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
         tpath = ("trainer",)
     elif _cls(data)[0] == "Trainer":
         tpath = ()
-    elif "trainer" not in data and (ctx.path.parent.name == "trainer" or _trainer_args(data)):
+    elif "trainer" not in data and (_package(ctx) == "trainer" or _trainer_args(data)):
         # a Hydra config-group file (configs/trainer/ddp.yaml), or a file of Trainer
         # arguments alone: its keys are the trainer's, composed under ``trainer:``
         tpath = ()
@@ -221,6 +232,14 @@ def _callback(ctx: Ctx, path: tuple[Any, ...], cb: Any) -> None:
     line = ctx.line(*path)
     if name == "ModelCheckpoint":
         m.set("job.checkpoint.enabled", True, ctx.file, line, "lightning: ModelCheckpoint callback")
+        if c.as_bool(args.get("save_weights_only")):
+            # weights only: no optimizer, loop or RNG state (CKPT-01 requires model and
+            # optimizer state)
+            at = (*path, "init_args") if isinstance(cb, dict) and isinstance(cb.get("init_args"), dict) else path
+            wline = ctx.line(*at, "save_weights_only") or line
+            m.decide("job.checkpoint.enabled", False, ctx.file, wline,
+                     "lightning: ModelCheckpoint(save_weights_only=True) (weights-only checkpoints: "
+                     "no optimizer state)")
         steps = c.as_int(args.get("every_n_train_steps"))
         tti = args.get("train_time_interval")
         if steps:

@@ -159,6 +159,9 @@ class JobModel:
         # Hydra composition (hydra.py): file (real path) -> (layer, scale of its own list);
         # ``layer`` is the one of the file being read. A higher layer overrides a lower.
         self.layers: dict[str, tuple[float, float]] = {}
+        # Hydra config roots found above a config naming an absolute group (hydra.follow):
+        # their group files are part of the job
+        self.hydra_roots: set[str] = set()
         self.layer = 0.0
         self.list_layers: dict[str, list[float]] = {}  # the layer of each list member
         # a DeepSpeed config without steps_per_print (its file, and whether "auto" values
@@ -210,6 +213,17 @@ class JobModel:
             self.entries[name] = Entry(
                 None, file, line, source, error=f"the job's files disagree: {text}"
             )
+
+    def decide(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
+        """A setting that decides ``name`` whatever else set it: Megatron's
+        ``--no-save-optim`` makes every checkpoint ``--save`` writes model-only, so
+        "checkpoints of model and optimizer state" is false at that flag's line, not true at
+        ``--save``'s. An error already recorded stays."""
+        assert name in FACTS, name
+        old = self.entries.get(name)
+        if old is not None and old.error is not None:
+            return
+        self.entries[name] = Entry(value, file, line, source, override=True, layer=self.layer)
 
     def invalid(
         self, name: str, raw: Any, file: str | None, line: int | None, source: str, expected: str
@@ -477,10 +491,15 @@ class JobModel:
 
             file, hosted = self.unlogged
             if hosted:
-                self.inherited("job.logging.interval_steps", file,
-                               f"{cite('deepspeed.steps_per_print')}; its \"auto\" values are filled in by a host "
-                               "framework (HF Trainer, Accelerate), whose logging interval this config does not "
-                               "show: lint it with the host's config")
+                # the host, named where the job's own files show it
+                host = ("Accelerate (its config is in this job)" if "accelerate" in self.formats
+                        else "the HF Trainer (its arguments are in this job)" if "hf_trainer" in self.formats
+                        else None)
+                why = (f"its \"auto\" values are filled in by {host}, and the metrics interval is the "
+                       "training script's, which no file of this job shows" if host else
+                       "its \"auto\" values are filled in by a host framework (HF Trainer, Accelerate), whose "
+                       "logging interval this config does not show: lint it with the host's config")
+                self.inherited("job.logging.interval_steps", file, f"{cite('deepspeed.steps_per_print')}; {why}")
             else:
                 fill(self, "job.logging.interval_time", "deepspeed.steps_per_print", file,
                      value=math.inf, why=": the engine prints no periodic progress or samples/sec line")
@@ -532,13 +551,19 @@ class JobModel:
         mr = self.get("job.recovery.max_restarts")
         rq = self.get("job.recovery.requeue")
         if not self.has("job.recovery.auto_restart") and (mr is not None or rq is not None):
-            e = (
-                self.entries.get("job.recovery.max_restarts")
-                or self.entries["job.recovery.requeue"]
-            )
+            mr_e = self.entries.get("job.recovery.max_restarts")
+            rq_e = self.entries.get("job.recovery.requeue")
             restart = bool((isinstance(mr, int) and mr > 0) or rq is True)
+            # cite the mechanism that decides: a scheduler requeue restarts the job whatever
+            # torchrun's --max-restarts default says, and an explicit setting beats a default
+            if restart:
+                e = mr_e if isinstance(mr, int) and mr > 0 and mr_e is not None else rq_e
+            else:
+                e = next((x for x in (mr_e, rq_e) if x is not None and not x.default), None) or mr_e or rq_e
+            assert e is not None
             # derived from a default alone: keep the default's own source, which says so
-            src = e.source if e.default else f"max restarts = {mr}, requeue = {rq}"
+            src = e.source if e.default else (
+                f"{e.source} (requeue = {rq})" if e is rq_e else f"{e.source} (max restarts = {mr})")
             self.entries["job.recovery.auto_restart"] = Entry(
                 restart, e.file, e.line, src, e.default, key=e.key
             )

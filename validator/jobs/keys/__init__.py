@@ -61,7 +61,36 @@ class Catalogue:
 
 
 def names() -> list[str]:
-    return sorted(p.stem for p in HERE.glob("*.json"))
+    """The frameworks catalogued (each at its newest release: ``<name>.json``)."""
+    return sorted(p.stem for p in HERE.glob("*.json") if "@" not in p.stem)
+
+
+@cache
+def releases(framework: str) -> tuple[Catalogue, ...]:
+    """``framework``'s catalogues, newest first: ``<name>.json`` and the older releases
+    still in use, ``<name>@<version>.json`` (scripts/gen_key_catalogues.py, RELEASES)."""
+    out = [c for c in (catalogue(framework),) if c is not None]
+    for p in sorted(HERE.glob(f"{framework}@*.json"), key=lambda p: version_key(p.stem.split("@", 1)[1]),
+                    reverse=True):
+        c = catalogue(p.stem)
+        if c is not None:
+            out.append(c)
+    return tuple(out)
+
+
+def version_key(v: str) -> tuple[int, ...]:
+    """``1.9.5`` -> (1, 9, 5); a part that is no number ends it (``2.1.0rc1`` -> (2, 1, 0))."""
+    import re
+
+    out = []
+    for part in v.split("."):
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group()))
+        if m.end() < len(part):
+            break
+    return tuple(out)
 
 
 @cache
