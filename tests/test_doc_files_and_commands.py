@@ -55,6 +55,8 @@ NEEDS = {
         "16 GPU hosts over SSH: tests/cluster/ runs --hosts and --measure over SSH on this machine",
     "spec-check probe --sysfs /host/sys --procfs /host/proc --rootfs /host/root --nvml -o /results/facts/$(hostname).json":
         "inside the pyxis container: tests/ship/test_container.py runs the recipe with the mounts mapped",
+    "spec-check lint JOB --nodes FACTS [--nodes FACTS ...] [--run DIR-OR-LOG ...]":
+        "the synopsis, not a command: tests/jobnodes/test_cli_nodes.py runs lint with --nodes and --run",
     "spec-check cluster --transport local": "tests/cluster/test_local.py runs the local transport",
     "spec-check cluster --facts saved/": "a --save-facts folder (tests/hardening/test_round_trip.py replays one)",
     "spec-check cluster --facts /results/facts --name \"$SLURM_JOB_ID\" --format json -o /results/result.json":

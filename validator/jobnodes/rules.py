@@ -1,5 +1,5 @@
 """The rules ``lint --nodes`` and ``lint --run`` add: one per mismatch between a job and
-its nodes, each under the requirement it serves (DESIGN.md's IDs; no new requirement).
+its nodes, each under the requirement it serves (the spec's requirement IDs; no new requirement).
 
 They are code, not rule-pack YAML: each compares two documents (the job's and every
 node's), which the pack's closed set of operators over one subject cannot express. Their
