@@ -41,6 +41,9 @@ def probe_node(
     nvml: object | None = None,
     amdsmi_loader: Callable[[], Any] | None = None,
     query_drivers: bool | None = None,
+    scrape_endpoints: tuple[str, ...] = (),
+    scrape_interval: float = 35.0,
+    scrape_timeout: float = 10.0,
 ) -> dict[str, dict[str, Any]]:
     """Gather every node fact; each is a value, an error value, or a collection.
 
@@ -52,7 +55,9 @@ def probe_node(
         query_drivers = (Path(sysfs).resolve() == Path("/sys").resolve() or nvml is not None
                          or amdsmi_loader is not None)
     ctx = Context(sysfs=Path(sysfs), procfs=Path(procfs), rootfs=Path(rootfs), nvml=nvml,
-                  amdsmi_loader=amdsmi_loader, query_drivers=query_drivers)
+                  amdsmi_loader=amdsmi_loader, query_drivers=query_drivers,
+                  scrape_endpoints=tuple(scrape_endpoints), scrape_interval=scrape_interval,
+                  scrape_timeout=scrape_timeout)
     for name, source in SOURCES.items():
         ctx.facts.update(run_source(name, source, ctx))
     return ctx.facts

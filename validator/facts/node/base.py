@@ -34,6 +34,9 @@ class Context:
     nvml: Any = None  # a pynvml-like module; None imports the real one
     amdsmi_loader: Callable[[], Any] | None = None  # returns the amdsmi module
     query_drivers: bool = True  # False: the GPU drivers (NVML, amdsmi) answer for another host
+    scrape_endpoints: tuple[str, ...] = ()  # --scrape URLs (and the profile's scrape_endpoints)
+    scrape_interval: float = 35.0  # seconds between the two scrapes of each endpoint
+    scrape_timeout: float = 10.0  # deadline for each scrape's whole answer
     facts: dict[str, Fact] = field(default_factory=dict)
 
     @property
