@@ -108,9 +108,9 @@ def login_uid_min(rootfs: Path) -> int:
     except ReadError:
         return DEFAULT_UID_MIN
     for line in text.splitlines():
-        key, _, val = line.strip().partition(" ")
-        if key == "UID_MIN" and val.strip().isdigit():
-            return int(val.strip())
+        words = line.split()
+        if len(words) >= 2 and words[0] == "UID_MIN" and words[1].isdigit():
+            return int(words[1])
     return DEFAULT_UID_MIN
 
 
