@@ -15,6 +15,7 @@ redirect is a problem, not followed (it would connect where the server says).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -71,10 +72,8 @@ def fetch(url: str, *, deadline_s: float = DEFAULT_DEADLINE_S, cap: int = DEFAUL
         expired.set()
         sock = conn.sock
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     timer = threading.Timer(deadline_s, _expire)
     timer.daemon = True

@@ -107,7 +107,7 @@ def test_a_users_process_named_dcgm_exporter_does_not_count(tmp_path: Path, user
 
 
 def test_the_platforms_exporter_is_scraped_on_its_own_socket_not_its_arguments(root_exporter) -> None:
-    proc, hits, listen, decoy = root_exporter
+    proc, hits, listen, _decoy = root_exporter
     mine = _ours(Path("/proc"), proc.pid)
     assert telemetry.platform_reason(mine, 1000) == "a system user's process (uid 0)"
     url, why = telemetry._own_endpoint(mine)

@@ -105,7 +105,7 @@ def read_exposition(url: str, *, deadline_s: float, cap: int = DEFAULT_CAP) -> E
     if ctype == "application/openmetrics-text":
         from prometheus_client.openmetrics.parser import text_string_to_metric_families
     else:
-        from prometheus_client.parser import text_string_to_metric_families  # type: ignore[no-redef]
+        from prometheus_client.parser import text_string_to_metric_families
     out = Exposition(url, content_type=got.content_type)
     try:
         for fam in text_string_to_metric_families(text):

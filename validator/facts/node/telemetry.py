@@ -128,9 +128,10 @@ def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fac
         if not ctx.live:
             return error("a dcgm-exporter runs in the recorded process tree, but its /metrics can be "
                          "scraped only on the live node (run spec-check check there)", source=str(ctx.procfs))
-        url, problem = _own_endpoint(dcgm)
-        if url is None:
+        own, problem = _own_endpoint(dcgm)
+        if own is None:
             return error(f"dcgm-exporter (pid {dcgm.pid}) runs but {problem}", source=f"pid {dcgm.pid}")
+        url = own
         got = scrape.read_exposition(url, deadline_s=SCRAPE_TIMEOUT_S)
         if got.problem:
             return error(f"dcgm-exporter runs but {url} could not be read: {got.problem}", source=url)
