@@ -175,3 +175,48 @@ def test_scrape_module_imports_prometheus_client_lazily() -> None:
             "print('prometheus_client' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_sentinel_energy_counter_proves_nothing_and_nvlink_bytes_decide() -> None:
+    body = ("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+            'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"} 9223372036854775794\n'
+            "# TYPE DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL counter\n"
+            'DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu="0"} 5\n')
+    with ex.raw_server(ex.text_body(body)) as url:
+        f = _one([url])[url]
+    assert f["stale_counters"]["value"] == ['DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu="0"} = 5 at both scrapes']
+    assert "NVLink/PCIe byte counters" in f["stale_counters"]["source"]
+
+
+def test_an_exposition_with_no_counter_to_judge_is_freshness_unknown() -> None:
+    with ex.raw_server(ex.text_body('DCGM_FI_DEV_GPU_UTIL{gpu="0"} 3\n')) as url:
+        f = _one([url])[url]
+    assert f["stale_counters"]["error"].startswith(f"freshness unknown: {url} exports no counter")
+
+
+def test_node_exporter_cpu_seconds_prove_freshness() -> None:
+    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client.core import CounterMetricFamily
+
+    class Cpu:
+        def __init__(self) -> None:
+            self.t0 = time.monotonic()
+
+        def collect(self):  # type: ignore[no-untyped-def]
+            fam = CounterMetricFamily("node_cpu_seconds", "Seconds the CPUs spent in each mode.",
+                                      labels=["cpu", "mode"])
+            fam.add_metric(["0", "idle"], 1000.0 + time.monotonic() - self.t0)
+            fam.add_metric(["0", "steal"], 0.0)
+            yield fam
+
+    registry = CollectorRegistry()
+    registry.register(Cpu())
+    server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/metrics"
+        f = _one([url])[url]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert f["exposition"]["value"].startswith("node_exporter:")
+    assert f["stale_counters"]["value"] == [] and "node_cpu_seconds" in f["stale_counters"]["source"]

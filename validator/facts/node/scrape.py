@@ -250,12 +250,13 @@ def _stale(first: Exposition, second: Exposition | None, interval_s: float) -> F
     def counters(names: set[str]) -> list[tuple[Any, Any, Any]]:
         out = []
         for key, (v, t) in first.samples.items():
-            if key[0].lower() in names and t in ("counter", "unknown", "untyped") and key in second.samples:
+            if (key[0].lower() in names and t in ("counter", "unknown", "untyped") and key in second.samples
+                    and not sentinel(v)):  # a sentinel is not a reading: it proves nothing either way
                 out.append((key, v, second.samples[key][0]))
         return out
 
     def frozen(rows: list[tuple[Any, Any, Any]]) -> list[str]:
-        return [f"{show(k, a)} at both scrapes" for k, a, b in rows if a == b and not sentinel(a)]
+        return [f"{show(k, a)} at both scrapes" for k, a, b in rows if a == b]
 
     source = f"{url}: two scrapes {interval_s:g} s apart"
     energy, traffic, cpu = counters(ENERGY), counters(TRAFFIC), counters(CPU)
