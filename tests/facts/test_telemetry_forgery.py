@@ -174,3 +174,18 @@ def test_cli_check_scrape_survives_a_dripping_server() -> None:
     (f,) = json.loads(r.stdout)["findings"]
     assert f["status"] == "error" and f["item"] == url
     assert f"{url}: no complete answer within the 2 s deadline" in f["message"]
+
+
+def test_a_named_node_exporter_does_not_hide_the_platforms_dcgm_exporter(root_exporter) -> None:
+    from tests.fixtures import exporters as ex
+    from validator.facts.node import scrape
+
+    proc, hits, listen, _decoy = root_exporter
+    mine = _ours(Path("/proc"), proc.pid)
+    with ex.raw_server(ex.text_body("# TYPE node_cpu_seconds_total counter\n"
+                                    'node_cpu_seconds_total{cpu="0",mode="idle"} 12.5\n')) as url:
+        named = scrape.scrape_endpoints([url], interval_s=0, deadline_s=3)
+    assert named.exporters == {url: "node_exporter"}
+    fams = telemetry._families(Context(rootfs=Path(tempfile.gettempdir())), mine, named)
+    assert fams["value"] == ["gpu_utilization", "memory"]
+    assert f"at http://127.0.0.1:{listen}/metrics" in fams["source"]

@@ -120,11 +120,13 @@ def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fac
     fams: list[str] = []
     sources: list[str] = []
     seen: dict[str, str] = {}  # metric name -> where it was seen
+    named_dcgm = False
     if isinstance(scrapes, scrape.Scrapes):
         for url, metric_names in scrapes.names.items():
+            named_dcgm = named_dcgm or scrapes.exporters.get(url) == "dcgm-exporter"
             for n in metric_names:
                 seen.setdefault(n, url)
-    elif dcgm is not None:
+    if dcgm is not None and not named_dcgm:  # the platform's exporter, unless named already
         if not ctx.live:
             return error("a dcgm-exporter runs in the recorded process tree, but its /metrics can be "
                          "scraped only on the live node (run spec-check check there)", source=str(ctx.procfs))
