@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FACTS_SCHEMA = "spec-check/facts/2"
+FACTS_SCHEMA = "spec-check/facts/3"
 RESULT_SCHEMA = "spec-check/result/2"
 DIFF_SCHEMA = "spec-check/diff/1"
 
@@ -40,7 +40,7 @@ RELEASED_SHAPES: dict[str, tuple[str, str]] = {
     "spec-check/result/2": ("0.2.0", "sha256:694e4c07009bafac91d6815eba671f1ac8adc328d01668e8c483cf3f7d6e7345"),
 }
 
-FACTS_READABLE = ("spec-check/facts/1", FACTS_SCHEMA)
+FACTS_READABLE = ("spec-check/facts/1", "spec-check/facts/2", FACTS_SCHEMA)
 RESULT_READABLE = ("spec-check/result/1", RESULT_SCHEMA)
 
 _WHAT = {"facts": ("facts", FACTS_SCHEMA, FACTS_READABLE), "result": ("result", RESULT_SCHEMA, RESULT_READABLE),
