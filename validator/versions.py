@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FACTS_SCHEMA = "spec-check/facts/3"  # 3: GPU error events, error counters, DCGM
+FACTS_SCHEMA = "spec-check/facts/3"  # 3: GPU error events, error counters, DCGM, scraped telemetry
 RESULT_SCHEMA = "spec-check/result/2"
 DIFF_SCHEMA = "spec-check/diff/1"
 

@@ -63,38 +63,53 @@ def _live(tmp_path: Path) -> Context:
     return Context(rootfs=tmp_path)  # /proc and /sys of this machine: live
 
 
-def test_a_running_dcgm_exporter_is_scraped_on_its_address(tmp_path: Path, dcgm_port: int) -> None:
-    argv = ["/usr/bin/dcgm-exporter", "-f", "/etc/dcgm-exporter/default-counters.csv", "-a", f":{dcgm_port}"]
-    f = telemetry._families(_live(tmp_path), {"dcgm-exporter"}, {"dcgm-exporter": argv})
+def _named(url: str):
+    from validator.facts.node import scrape
+
+    return scrape.scrape_endpoints([url], interval_s=0, deadline_s=3)
+
+
+def test_a_named_dcgm_exporter_endpoint_gives_its_families(tmp_path: Path, dcgm_port: int) -> None:
+    url = f"http://127.0.0.1:{dcgm_port}/metrics"
+    f = telemetry._families(_live(tmp_path), None, _named(url))
     assert f["value"] == ["gpu_utilization", "memory"]
-    assert f"DCGM_FI_DEV_GPU_UTIL at http://127.0.0.1:{dcgm_port}/metrics" in f["source"]
+    assert f"DCGM_FI_DEV_GPU_UTIL at {url}" in f["source"]
 
 
 def test_only_the_families_exported_count(tmp_path: Path, memory_only_port: int) -> None:
-    argv = ["dcgm-exporter", f"--address=127.0.0.1:{memory_only_port}"]
-    f = telemetry._families(_live(tmp_path), {"dcgm-exporter"}, {"dcgm-exporter": argv})
+    f = telemetry._families(_live(tmp_path), None, _named(f"http://127.0.0.1:{memory_only_port}/metrics"))
     assert f["value"] == ["memory"]
 
 
-def test_an_exporter_that_does_not_answer_is_an_error(tmp_path: Path) -> None:
-    argv = ["dcgm-exporter", "-a", ":1"]  # nothing listens on port 1
-    f = telemetry._families(_live(tmp_path), {"dcgm-exporter"}, {"dcgm-exporter": argv})
-    assert "error" in f and "dcgm-exporter runs but http://127.0.0.1:1/metrics could not be read" in f["error"]
+def test_a_platform_exporter_with_no_socket_is_an_error(tmp_path: Path) -> None:
+    """Its address is never taken from its arguments: no listening socket of its own, no scrape."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "-a", ":9400"])
+    try:
+        proc = telemetry.Process(p.pid, "dcgm-exporter", 0, "/system.slice/dcgm-exporter.service")
+        f = telemetry._families(_live(tmp_path), proc, None)
+    finally:
+        p.kill()
+        p.wait()
+    assert f["error"] == (f"dcgm-exporter (pid {p.pid}) runs but it listens on no TCP socket "
+                          "(name its endpoint with --scrape URL)")
 
 
 def test_an_nccl_profiler_plugin_in_nccl_conf(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "nccl.conf").write_text("NCCL_DEBUG=WARN\nNCCL_PROFILER_PLUGIN=libnccl-profiler-inspector.so\n")
-    f = telemetry._families(_live(tmp_path), set(), {})
+    f = telemetry._families(_live(tmp_path), None, None)
     assert f["value"] == ["collective_latency"]
     assert "NCCL_PROFILER_PLUGIN=libnccl-profiler-inspector.so in" in f["source"]
     (tmp_path / "etc" / "nccl.conf").write_text("NCCL_PROFILER_PLUGIN=none\n")
-    assert telemetry._families(_live(tmp_path), set(), {})["value"] == []
+    assert telemetry._families(_live(tmp_path), None, None)["value"] == []
 
 
 def test_a_recorded_tree_cannot_be_scraped(tmp_path: Path) -> None:
     ctx = Context(procfs=tmp_path / "proc", sysfs=tmp_path / "sys", rootfs=tmp_path)
-    f = telemetry._families(ctx, {"dcgm-exporter"}, {})
+    f = telemetry._families(ctx, telemetry.Process(1, "dcgm-exporter", 0, ""), None)
     assert "scraped only on the live node" in f["error"]
 
 

@@ -76,6 +76,23 @@ def _tools(raw: str | None) -> tuple[str, ...]:
     help="Seconds each host's probe may take before it is reported as an error.",
 )
 @click.option(
+    "--scrape-port",
+    type=click.IntRange(min=1, max=65535),
+    default=None,
+    metavar="PORT",
+    help="Sample each host's exporter at http://127.0.0.1:PORT/metrics from the host itself "
+    "(its probe runs with --scrape; MON-03 measured), e.g. 9400 for dcgm-exporter.",
+)
+@click.option(
+    "--scrape-interval",
+    type=click.FloatRange(min=0),
+    default=35.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --scrape-port: seconds between the two scrapes (above the exporter's collect interval); "
+    "--timeout must leave room for it.",
+)
+@click.option(
     "--connect-timeout",
     type=click.IntRange(min=1),
     default=10,
@@ -181,6 +198,8 @@ def cluster(
     remote_command: str | None,
     slurm_args: str | None,
     host_timeout: float,
+    scrape_port: int | None,
+    scrape_interval: float,
     connect_timeout: int,
     parallel: int,
     measure: bool,
@@ -235,6 +254,17 @@ def cluster(
     check_cluster_name(cluster_name, hosts)
     extra_srun = _slurm_args(slurm_args, transport)
     check_outputs(opts.output, save_facts)
+    probe_args: tuple[str, ...] = ()
+    if scrape_port is not None:
+        from validator.cli.node import _with_endpoints
+
+        url = f"http://127.0.0.1:{scrape_port}/metrics"
+        if host_timeout <= scrape_interval + 2 * 10.0:
+            raise click.UsageError(f"--timeout {host_timeout:g} s leaves no room for two scrapes "
+                                   f"{scrape_interval:g} s apart (10 s each): give --timeout above "
+                                   f"{scrape_interval + 20:g}")
+        probe_args = ("--scrape", url, "--scrape-interval", f"{scrape_interval:g}", "--scrape-timeout", "10")
+        built = _with_endpoints(built, (url,), "--scrape-port")
     run(
         built,
         opts,
@@ -257,6 +287,7 @@ def cluster(
         fabric=fabric,
         fabric_interface=fabric_interface,
         out=_output(),
+        probe_args=probe_args,
     )
 
 
@@ -268,6 +299,8 @@ _LIVE_ONLY = (
     "remote_command",
     "slurm_args",
     "host_timeout",
+    "scrape_port",
+    "scrape_interval",
     "connect_timeout",
     "parallel",
     "measure",

@@ -58,9 +58,35 @@ def _event_options(func: Any) -> Any:
     return func
 
 
+def _scrape_options(func: Any) -> Any:
+    for option in reversed([
+        click.option("--scrape", "scrape", multiple=True, metavar="URL",
+                     help="A Prometheus endpoint of this node's exporters to sample for MON-03 (repeatable), "
+                          "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter), :9100 (node_exporter)."),
+        click.option("--scrape-interval", type=click.FloatRange(min=0), default=35.0, show_default=True,
+                     metavar="SECONDS",
+                     help="Seconds between the two scrapes of each endpoint; above the exporter's collect "
+                          "interval (dcgm-exporter: 30 s by default)."),
+        click.option("--scrape-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+                     metavar="SECONDS", help="Deadline for each scrape's whole answer."),
+    ]):
+        func = option(func)
+    return func
+
+
+def _check_urls(urls: tuple[str, ...]) -> None:
+    from validator.netfetch import check_url
+
+    for url in urls:
+        bad = check_url(url)
+        if bad:
+            raise click.UsageError(f"--scrape: {bad}")
+
+
 def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None,
                    kernel_log: Path | None = None, dcgm_diag: int | None = None,
-                   since: Path | None = None) -> dict[str, Any]:
+                   since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = 35.0,
+                   scrape_timeout: float = 10.0) -> dict[str, Any]:
     """Probe this node into a facts document; failures become error values inside it.
     ``since``: an earlier facts document of this node (read and checked before probing)."""
     from validator.facts.document import new_document
@@ -76,7 +102,8 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
             raise FactsFileError(f'--since needs node facts; this document is a {earlier["subject"]["kind"]}',
                                  file=str(since))
     facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs, query_drivers=nvml,
-                       kernel_log=kernel_log, dcgm_level=dcgm_diag, since=earlier)
+                       kernel_log=kernel_log, dcgm_level=dcgm_diag, since=earlier,
+                       scrape_endpoints=scrape, scrape_interval=scrape_interval, scrape_timeout=scrape_timeout)
     host = facts.get("host.hostname", {}).get("value") or socket.gethostname()
     return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
 
@@ -86,9 +113,11 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
               help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
 @_root_options
 @_event_options
+@_scrape_options
 @common_options
 def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
-          kernel_log: Path | None, dcgm_diag: int | None, since: Path | None, **kwargs: Any) -> None:
+          kernel_log: Path | None, dcgm_diag: int | None, since: Path | None,
+          scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float, **kwargs: Any) -> None:
     """Check this node against every node requirement of the spec.
 
     With --facts, evaluate recordings made by `spec-check probe -o FILE` instead
@@ -99,6 +128,9 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
     if facts_files and (kernel_log or dcgm_diag or since):
         raise click.UsageError("--kernel-log, --dcgm-diag and --since gather facts: give them to `spec-check probe` "
                          "(or to check without --facts), not with --facts")
+    _check_urls(scrape)
+    if facts_files and scrape:
+        raise click.UsageError("--scrape samples live endpoints; with --facts the recorded scrapes are judged")
     if facts_files:
         from validator.errors import FactsFileError
         from validator.facts.document import load
@@ -116,8 +148,13 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
                                      f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",
                                      file=str(p))
         sources = [str(p) for p in facts_files]
+        built = _with_endpoints(built, _recorded_endpoints(docs), "facts")
     else:
-        docs = [probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since)]
+        built = _with_endpoints(built, scrape, "--scrape")
+        endpoints = tuple(built.ctx.params["scrape_endpoints"].value or ())
+        _check_urls(endpoints)
+        docs = [probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since,
+                               endpoints, scrape_interval, scrape_timeout)]
         sources = ["probe"]
     older = list(zip(facts_files, docs, strict=True)) if facts_files else []
     docs = unique_subjects(docs, sources)
@@ -133,13 +170,45 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
               help="Facts are JSON (schema spec/facts.schema.json).")
 @_root_options
 @_event_options
+@_scrape_options
 def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
-          kernel_log: Path | None, dcgm_diag: int | None, since: Path | None) -> None:
+          kernel_log: Path | None, dcgm_diag: int | None, since: Path | None,
+          scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
-    doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since)
+    _check_urls(scrape)
+    doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since, scrape, scrape_interval,
+                         scrape_timeout)
     text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:
         write_atomic(output, text)  # said on stderr, as every other verb's -o is
         click.echo(f"spec-check: wrote facts to {output} ({len(text.encode()):,} bytes)", err=True)
+
+
+def _recorded_endpoints(docs: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The endpoints a recording scraped (``probe --scrape``): judged as they were named."""
+    out: list[str] = []
+    for d in docs:
+        fact = d.get("facts", {}).get("telemetry.scrapes")
+        for member in (fact or {}).get("items", []) if isinstance(fact, dict) else []:
+            if isinstance(member, dict) and isinstance(member.get("id"), str):
+                out.append(member["id"])
+    return tuple(dict.fromkeys(out))
+
+
+def _with_endpoints(built: Any, urls: tuple[str, ...], origin: str) -> Any:
+    """``built`` with ``urls`` added to the ``scrape_endpoints`` parameter (MON-03's scrapes)."""
+    import dataclasses
+
+    from validator.cli.common import Built
+
+    params = dict(built.ctx.params)
+    current = params.get("scrape_endpoints")
+    if current is None or not urls:
+        return built
+    merged = list(dict.fromkeys([*(current.value or []), *urls]))
+    params["scrape_endpoints"] = dataclasses.replace(
+        current, value=merged, text=", ".join(merged),
+        origin=origin if not current.value else f"{current.origin} + {origin}")
+    return Built(dataclasses.replace(built.ctx, params=params), built.pack)

@@ -31,11 +31,14 @@ class HostResult:
     seconds: float
 
 
-def probe_command(remote_command: str, remote_timeout: float | None = None) -> str:
+def probe_command(remote_command: str, remote_timeout: float | None = None,
+                  probe_args: Sequence[str] = ()) -> str:
     """The shell command a host runs. Over ssh the probe is bounded on the host as well
     (``timeout``, a few seconds after our own deadline): without a terminal, a remote
     command outlives a killed ssh client, and a hung probe must not stay behind."""
     cmd = f"{remote_command} probe --format json"
+    if probe_args:  # e.g. --scrape http://127.0.0.1:9400/metrics (cluster --scrape-port)
+        cmd += " " + " ".join(shlex.quote(a) for a in probe_args)
     if remote_timeout is None:
         return cmd
     return f"timeout -k 5 {math.ceil(remote_timeout)} /bin/sh -c {shlex.quote(cmd)}"
@@ -104,10 +107,11 @@ def probe_host(
     remote_command: str,
     timeout: float,
     registry: proc.Registry | None = None,
+    probe_args: Sequence[str] = (),
 ) -> HostResult:
     """Run ``<remote-command> probe --format json`` on ``host`` and read its facts."""
     bound = timeout + 5 if transport.name == "ssh" else None
-    out = proc.run(transport.argv(host, probe_command(remote_command, bound)), timeout, registry)
+    out = proc.run(transport.argv(host, probe_command(remote_command, bound, probe_args)), timeout, registry)
     result = parse_probe(host, out, timeout, transport.name)
     if result.error and registry is not None and registry.closed:
         return HostResult(
@@ -191,14 +195,16 @@ def probe_all(
     parallel: int,
     registry: proc.Registry,
     progress: Progress | None = None,
+    probe_args: Sequence[str] = (),
 ) -> tuple[dict[str, HostResult], bool]:
     """Probe every host; every host gets a HostResult, finished or not. The slurm
-    transport probes the fleet in one srun step (``slurm_step``), not a step per host."""
+    transport probes the fleet in one srun step (``slurm_step``), not a step per host.
+    ``probe_args`` go to each host's probe (``--scrape URL`` from ``cluster --scrape-port``)."""
     if getattr(transport, "one_step", False):
-        return _probe_one_step(transport, hosts, remote_command, timeout, registry, progress)
+        return _probe_one_step(transport, hosts, remote_command, timeout, registry, progress, probe_args)
     return run_all(
         hosts,
-        lambda h: probe_host(transport, h, remote_command, timeout, registry),
+        lambda h: probe_host(transport, h, remote_command, timeout, registry, probe_args),
         parallel=parallel,
         registry=registry,
         on_missing=lambda h, why: HostResult(h, None, why, 0.0),
@@ -213,13 +219,15 @@ def _probe_one_step(
     timeout: float,
     registry: proc.Registry,
     progress: Progress | None,
+    probe_args: Sequence[str] = (),
 ) -> tuple[dict[str, HostResult], bool]:
     from validator.cluster.slurm_step import probe_fleet
 
     progress = progress or Progress()
     progress.start(len(hosts))
     try:
-        outcomes = probe_fleet(transport, hosts, probe_command(remote_command), timeout, registry)
+        outcomes = probe_fleet(transport, hosts, probe_command(remote_command, probe_args=probe_args), timeout,
+                               registry)
     except KeyboardInterrupt:
         registry.kill_all()
         why = f"interrupted ({registry.why}) before this host finished"

@@ -147,6 +147,7 @@ def run(
     fabric: dict[str, tuple[str, str]] | None = None,
     fabric_interface: str | None = None,
     out: Any = None,
+    probe_args: tuple[str, ...] = (),
 ) -> None:
     """Probe and measure ``hosts``, then hand the result to ``out`` (``result.Output``:
     render, save, exit; never returns);
@@ -181,6 +182,7 @@ def run(
                 cluster_name=cluster_name,
                 fabric=fabric or {},
                 fabric_interface=fabric_interface,
+                probe_args=probe_args,
             )
     finally:
         with on_signals(defer(late)):  # stopping 1,000 ssh masters takes a moment
@@ -207,6 +209,7 @@ def collect(
     cluster_name: str,
     fabric: dict[str, tuple[str, str]] | None = None,
     fabric_interface: str | None = None,
+    probe_args: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Probe, then measure; Ctrl-C (or SIGTERM/SIGHUP) in either phase keeps what was
     gathered, and what was planned but not measured becomes an "interrupted" error."""
@@ -232,6 +235,7 @@ def collect(
             parallel=parallel,
             registry=registry,
             progress=Progress(start=bar.start, advance=bar.advance),
+            probe_args=probe_args,
         )
     docs = {h: cfacts.rekey(r.document, h) for h, r in results.items() if r.document is not None}
     failures = {h: r.error or "no facts" for h, r in results.items() if r.document is None}

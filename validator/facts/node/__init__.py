@@ -47,6 +47,9 @@ def probe_node(
     kernel_log: Path | None = None,
     dcgm_level: int | None = None,
     since: dict[str, Any] | None = None,
+    scrape_endpoints: tuple[str, ...] = (),
+    scrape_interval: float = 35.0,
+    scrape_timeout: float = 10.0,
 ) -> dict[str, dict[str, Any]]:
     """Gather every node fact; each is a value, an error value, or a collection.
 
@@ -60,7 +63,8 @@ def probe_node(
     ctx = Context(sysfs=Path(sysfs), procfs=Path(procfs), rootfs=Path(rootfs), nvml=nvml,
                   amdsmi_loader=amdsmi_loader, query_drivers=query_drivers,
                   kernel_log=None if kernel_log is None else Path(kernel_log), dcgm_level=dcgm_level,
-                  since=since)
+                  since=since, scrape_endpoints=tuple(scrape_endpoints), scrape_interval=scrape_interval,
+                  scrape_timeout=scrape_timeout)
     for name, source in SOURCES.items():
         ctx.facts.update(run_source(name, source, ctx))
     return ctx.facts

@@ -37,6 +37,9 @@ class Context:
     kernel_log: Path | None = None  # a saved dmesg / journalctl -k instead of this host's log
     dcgm_level: int | None = None  # run `dcgmi diag -r LEVEL` (None: not requested)
     since: dict[str, Any] | None = None  # an earlier facts document of this node (counter rises)
+    scrape_endpoints: tuple[str, ...] = ()  # --scrape URLs (and the profile's scrape_endpoints)
+    scrape_interval: float = 35.0  # seconds between the two scrapes of each endpoint
+    scrape_timeout: float = 10.0  # deadline for each scrape's whole answer
     facts: dict[str, Fact] = field(default_factory=dict)
 
     @property

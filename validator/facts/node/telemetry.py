@@ -1,68 +1,149 @@
-"""Telemetry exporters running on the node (MON-03), from the process table, and the metric
-families they verifiably export (rule pack v1.1).
+"""Telemetry exporters the platform runs on the node (MON-03), the metric families they
+verifiably export (rule pack v1.1), and the endpoints named with ``--scrape`` (sampled twice).
+
+Nothing a local user starts decides a verdict. A process counts as an exporter only when it
+is what the platform runs: a systemd system unit (``/proc/PID/cgroup`` under
+``system.slice/*.service``), a container or pod of the platform (a docker, containerd,
+CRI-O, podman or kubepods cgroup outside ``user.slice``), or a process of a system user
+(real uid below ``UID_MIN`` of ``<rootfs>/etc/login.defs``, 1000 when unset). Any other
+process of that name is passed over, and the fact's source says so. Endpoints named by
+``--scrape`` or the profile's ``scrape_endpoints`` count as well: the user named them.
 
 ``comm`` is cut at 15 characters ("prometheus-node"), so names are matched on the basename
 of argv[0] as well. Processes that vanish or deny access mid-scan are skipped, never fatal.
 
 ``telemetry.families`` backs a profile's ``platform_metric_families`` (MON-01 passes them as
-provided by the platform): a running dcgm-exporter is scraped on its listen address
-(``-a``/``--address``, default ``:9400``, dcgm-exporter ``pkg/cmd/app.go``) and counts for
-gpu_utilization when ``/metrics`` carries ``DCGM_FI_DEV_GPU_UTIL`` or
+provided by the platform). spec-check never connects to an address taken from another
+process's arguments: a qualifying dcgm-exporter is scraped on the TCP socket the kernel says
+*it* listens on (its own sockets, read with psutil; a socket bound to every address is
+reached on loopback), or the families come from the named endpoints. They count for
+gpu_utilization when the exposition carries ``DCGM_FI_DEV_GPU_UTIL`` or
 ``DCGM_FI_PROF_GR_ENGINE_ACTIVE``, for memory when it carries ``DCGM_FI_DEV_FB_USED`` (both
-in its default counters); an NCCL profiler plugin set in ``/etc/nccl.conf``
-(``NCCL_PROFILER_PLUGIN``, NCCL >= 2.23) counts for collective_latency: it runs inside every
-job's NCCL, so its configuration is what the node can show.
+in dcgm-exporter's default counters); an NCCL profiler plugin set in ``/etc/nccl.conf``
+(``NCCL_PROFILER_PLUGIN``, NCCL >= 2.23) counts for collective_latency. Every read goes
+through ``validator.netfetch`` (a deadline for the whole answer, a size cap).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
 
 from validator.facts.document import Fact, error, value
 from validator.facts.node.base import Context, ReadError, read
 
 NAME = "telemetry"
-FACTS = ("telemetry.exporters", "telemetry.families")
+FACTS = ("telemetry.exporters", "telemetry.families", "telemetry.scrapes")
 DCGM_FAMILIES = {"gpu_utilization": ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
                  "memory": ("DCGM_FI_DEV_FB_USED",)}
 SCRAPE_TIMEOUT_S = 3.0
-SCRAPE_CAP = 8 << 20
 EXPORTERS = ("dcgm-exporter", "nv-hostengine", "node_exporter", "prometheus-node-exporter",
              "amd-metrics-exporter", "telegraf", "otelcol")
+DEFAULT_UID_MIN = 1000  # shadow-utils' default UID_MIN (login.defs)
+# cgroup path parts of container runtimes (docker, containerd/CRI, CRI-O, podman, Kubernetes)
+_CONTAINER = re.compile(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    exporter: str
+    uid: int | None
+    cgroup: str
 
 
 def collect(ctx: Context) -> dict[str, Fact]:
-    argvs: dict[str, list[str]] = {}
-    if ctx.live:
-        found = _live(argvs)
-        source = "psutil.process_iter"
-    else:
-        tree = _tree(ctx)
-        source = str(ctx.procfs)
-        if tree is None:  # no process directories: not a procfs, so no evidence of absence
-            err = error(f"no process directories under {ctx.procfs}: not a procfs tree", source=source)
-            return {"telemetry.exporters": err, "telemetry.families": err}
-        found = tree
-    return {"telemetry.exporters": value(sorted(found), source=source),
-            "telemetry.families": _families(ctx, found, argvs)}
+    from validator.facts.node import scrape
+
+    procs = _scan(ctx.procfs)
+    scrapes = scrape.scrape_endpoints(ctx.scrape_endpoints, interval_s=ctx.scrape_interval,
+                                      deadline_s=ctx.scrape_timeout) if ctx.scrape_endpoints else None
+    scrapes_fact = scrapes.fact if scrapes else scrape.none_named()
+    if procs is None:  # no process directories: not a procfs, so no evidence of absence
+        err = error(f"no process directories under {ctx.procfs}: not a procfs tree", source=str(ctx.procfs))
+        return {"telemetry.exporters": err, "telemetry.families": err, "telemetry.scrapes": scrapes_fact}
+    uid_min = login_uid_min(ctx.rootfs)
+    counted: dict[str, Process] = {}
+    passed: list[str] = []
+    for proc in procs:
+        why = platform_reason(proc, uid_min)
+        if why:
+            counted.setdefault(proc.exporter, proc)
+        else:
+            passed.append(f"{proc.exporter} pid {proc.pid} (uid {proc.uid}, {proc.cgroup or 'no cgroup'}): "
+                          f"not a systemd unit, a container or a system user (uid < {uid_min})")
+    names = set(counted)
+    source = str(ctx.procfs)
+    if scrapes:
+        for url, kind in scrapes.exporters.items():
+            names.add(kind)
+            source += f"; {kind} at {url} (--scrape)"
+    if passed:
+        source += "; passed over: " + "; ".join(sorted(passed))
+    return {"telemetry.exporters": value(sorted(names), source=source),
+            "telemetry.families": _families(ctx, counted.get("dcgm-exporter"), scrapes),
+            "telemetry.scrapes": scrapes_fact}
 
 
-def _families(ctx: Context, found: set[str], argvs: dict[str, list[str]]) -> Fact:
+def platform_reason(proc: Process, uid_min: int) -> str | None:
+    """Why ``proc`` is what the platform runs, or None (a user's process: passed over)."""
+    parts = [p for p in proc.cgroup.split("/") if p]
+    in_user_slice = any(p == "user.slice" or p.startswith("user@") for p in parts)
+    if not in_user_slice:
+        if "system.slice" in parts and any(p.endswith(".service") for p in parts):
+            return "a systemd unit (" + next(p for p in parts if p.endswith(".service")) + ")"
+        if _CONTAINER.search(proc.cgroup):
+            return f"a container ({proc.cgroup})"
+    if proc.uid is not None and proc.uid < uid_min:
+        return f"a system user's process (uid {proc.uid})"
+    return None
+
+
+def login_uid_min(rootfs: Path) -> int:
+    """``UID_MIN`` of the node's login.defs: uids below it are system users."""
+    try:
+        text = read(rootfs / "etc" / "login.defs")
+    except ReadError:
+        return DEFAULT_UID_MIN
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "UID_MIN" and words[1].isdigit():
+            return int(words[1])
+    return DEFAULT_UID_MIN
+
+
+def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fact:
+    from validator.facts.node import scrape
+
     fams: list[str] = []
     sources: list[str] = []
-    if "dcgm-exporter" in found:
+    seen: dict[str, str] = {}  # metric name -> where it was seen
+    named_dcgm = False
+    if isinstance(scrapes, scrape.Scrapes):
+        for url, metric_names in scrapes.names.items():
+            named_dcgm = named_dcgm or scrapes.exporters.get(url) == "dcgm-exporter"
+            for n in metric_names:
+                seen.setdefault(n, url)
+    if dcgm is not None and not named_dcgm:  # the platform's exporter, unless named already
         if not ctx.live:
             return error("a dcgm-exporter runs in the recorded process tree, but its /metrics can be "
                          "scraped only on the live node (run spec-check check there)", source=str(ctx.procfs))
-        url = _dcgm_url(argvs.get("dcgm-exporter", []))
-        names, problem = _scrape(url)
-        if problem:
-            return error(f"dcgm-exporter runs but {url} could not be read: {problem}", source=url)
-        for fam, metrics in DCGM_FAMILIES.items():
-            hit = [m for m in metrics if m in names]
-            if hit:
-                fams.append(fam)
-                sources.append(f"{fam}: {hit[0]} at {url}")
+        own, problem = _own_endpoint(dcgm)
+        if own is None:
+            return error(f"dcgm-exporter (pid {dcgm.pid}) runs but {problem}", source=f"pid {dcgm.pid}")
+        url = own
+        got = scrape.read_exposition(url, deadline_s=SCRAPE_TIMEOUT_S)
+        if got.problem:
+            return error(f"dcgm-exporter runs but {url} could not be read: {got.problem}", source=url)
+        for n in got.names:
+            seen.setdefault(n, url)
+    for fam, metrics in DCGM_FAMILIES.items():
+        hit = [m for m in metrics if m in seen]
+        if hit:
+            fams.append(fam)
+            sources.append(f"{fam}: {hit[0]} at {seen[hit[0]]}")
     plugin = _nccl_profiler(ctx)
     if plugin:
         fams.append("collective_latency")
@@ -71,36 +152,27 @@ def _families(ctx: Context, found: set[str], argvs: dict[str, list[str]]) -> Fac
                  "(dcgm-exporter, NCCL_PROFILER_PLUGIN in /etc/nccl.conf)")
 
 
-def _dcgm_url(argv: list[str]) -> str:
-    """dcgm-exporter's listen address from its command line (``-a :9400``, ``--address=...``)."""
-    addr = ":9400"
-    for i, a in enumerate(argv):
-        if a in ("-a", "--address") and i + 1 < len(argv):
-            addr = argv[i + 1]
-        elif a.startswith("--address="):
-            addr = a.split("=", 1)[1]
-    host, _, port = addr.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    if host in ("0.0.0.0", "::"):
-        host = "127.0.0.1"
-    return f"http://{host}:{port or '9400'}/metrics"
-
-
-def _scrape(url: str) -> tuple[set[str], str | None]:
-    """Metric names in a Prometheus text exposition (bounded read, short timeout)."""
-    import urllib.error
-    import urllib.request
+def _own_endpoint(proc: Process) -> tuple[str | None, str]:
+    """The URL of the TCP socket the kernel says ``proc`` listens on (never its arguments)."""
+    import psutil
 
     try:
-        with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as resp:
-            body = resp.read(SCRAPE_CAP).decode("utf-8", "replace")
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        return set(), str(getattr(exc, "reason", exc))
-    names = set()
-    for line in body.splitlines():
-        if line and not line.startswith("#"):
-            names.add(line.split("{", 1)[0].split(" ", 1)[0])
-    return names, None
+        p = psutil.Process(proc.pid)
+        conns = p.net_connections(kind="tcp") if hasattr(p, "net_connections") else p.connections(kind="tcp")
+    except (psutil.Error, OSError) as exc:
+        return None, (f"its listening sockets cannot be read ({type(exc).__name__}; run as root, or name "
+                      "its endpoint with --scrape URL)")
+    ports = sorted({(c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN and c.laddr},
+                   key=lambda a: a[1])
+    if not ports:
+        return None, "it listens on no TCP socket (name its endpoint with --scrape URL)"
+    ip, port = ports[0]
+    if ip in ("0.0.0.0", ""):
+        ip = "127.0.0.1"
+    elif ip == "::":
+        ip = "::1"
+    host = f"[{ip}]" if ":" in ip else ip
+    return f"http://{host}:{port}/metrics", ""
 
 
 def _nccl_profiler(ctx: Context) -> str | None:
@@ -124,29 +196,16 @@ def match(name: str, argv0: str) -> str | None:
     return None
 
 
-def _live(argvs: dict[str, list[str]]) -> set[str]:
-    import psutil
-
-    found: set[str] = set()
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        info = proc.info
-        argv = info.get("cmdline") or [""]
-        hit = match(info.get("name") or "", argv[0])
-        if hit:
-            found.add(hit)
-            argvs.setdefault(hit, list(argv))
-    return found
-
-
-def _tree(ctx: Context) -> set[str] | None:
-    found: set[str] = set()
+def _scan(procfs: Path) -> list[Process] | None:
+    """Exporter processes under ``procfs`` (this node's /proc, or a recorded tree)."""
     try:
-        pids = [p for p in ctx.procfs.iterdir() if p.name.isdigit()]
+        pids = [p for p in procfs.iterdir() if p.name.isdigit()]
     except OSError:
         return None
     if not pids:
         return None
-    for pid in pids:
+    found: list[Process] = []
+    for pid in sorted(pids, key=lambda p: int(p.name)):
         try:
             comm = read(pid / "comm")
             argv0 = read(pid / "cmdline").split("\0")[0]
@@ -154,5 +213,36 @@ def _tree(ctx: Context) -> set[str] | None:
             continue
         hit = match(comm, argv0)
         if hit:
-            found.add(hit)
+            found.append(Process(int(pid.name), hit, _uid(pid), _cgroup(pid)))
     return found
+
+
+def _uid(pid: Path) -> int | None:
+    try:
+        for line in read(pid / "status").splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (ReadError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup(pid: Path) -> str:
+    """The process's cgroup path (the v2 line, else the systemd or first v1 line)."""
+    try:
+        lines = read(pid / "cgroup").splitlines()
+    except ReadError:
+        return ""
+    v2, systemd, other = "", "", ""
+    for ln in lines:
+        hier, _, rest = ln.partition(":")
+        ctrl, _, path = rest.partition(":")
+        if not path or path == "/":
+            continue
+        if hier == "0" and not ctrl:
+            v2 = v2 or path
+        elif ctrl == "name=systemd":
+            systemd = systemd or path
+        else:
+            other = other or path
+    return v2 or systemd or other
