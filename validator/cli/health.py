@@ -30,14 +30,17 @@ def health(node: str | None, facts_file: Path | None, drain: bool, sysfs: Path, 
     \b
     Run it as Slurm's HealthCheckProgram, a prolog or an epilog (slurm.conf):
       HealthCheckProgram=/usr/local/bin/spec-check-health   # a wrapper: spec-check health -o ...
-    A node drained by anyone else is never touched; the drain reason starts with
-    "spec-check:" and names the failing rules. Exit 0 passes, 1 fails, 2 when the check
+    A node drained by anyone else, down, failing or not responding is never touched; the
+    drain reason starts with "spec-check:" and names the failing rules, and the node is
+    resumed only when every one of them was checked again in this run and passes.
+    --facts must be the facts of the node acted on. Exit 0 passes, 1 fails, 2 when the check
     or slurmctld could not be done or reached.
     """
-    from validator.cluster.health import act, this_node
+    from validator.cluster.health import act, check_subject, this_node
 
     opts = run_options(kwargs)
     built = build(opts, ("node",))
+    name = node or this_node()
     if facts_file is not None:
         from validator.errors import FactsFileError
         from validator.facts.document import load
@@ -46,11 +49,11 @@ def health(node: str | None, facts_file: Path | None, drain: bool, sysfs: Path, 
         if doc["subject"]["kind"] != "node":
             raise FactsFileError(f'health judges node facts; this document is a {doc["subject"]["kind"]}',
                                  file=str(facts_file))
+        check_subject(name, doc["subject"]["name"], str(facts_file))
         source = str(facts_file)
     else:
         doc = probe_document(sysfs, procfs, rootfs, nvml)
         source = "probe"
-    name = node or this_node()
     report = evaluate_documents("check", built, opts, [doc], [source])
     render(report, opts.format, opts.output)
     done = act(name, report, drain=drain)
