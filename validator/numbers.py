@@ -44,6 +44,8 @@ def describe(v: Any) -> str:
 
 def problem(v: Any) -> str:
     """Why ``v`` is refused, in one phrase."""
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN is not a number"
     return f"{describe(v)} is beyond any real value (the limit is 2^64 in magnitude)"
 
 
@@ -112,3 +114,26 @@ def describe_text(text: str) -> str:
 
 def text_problem(text: str) -> str:
     return f"{describe_text(text)} is beyond any real value (the limit is 2^64 in magnitude)"
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float written as a string (``"inf"``, ``"-inf"``,
+    ``"nan"``): what a JSON writer falls back to, so that no output holds a bare ``NaN``
+    or ``Infinity`` (which no JSON parser, spec-check's included, reads back)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else repr(obj)
+    if isinstance(obj, dict):
+        return {(finite(k) if isinstance(k, float) else k): finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps(obj, **kwargs)``, never with NaN or Infinity in it (``finite``)."""
+    import json
+
+    try:
+        return json.dumps(obj, allow_nan=False, **kwargs)
+    except ValueError:
+        return json.dumps(finite(obj), allow_nan=False, **kwargs)

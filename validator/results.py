@@ -148,6 +148,7 @@ class _Check:
             for i, x in enumerate(v):
                 self.kind(f"selection.{_short(k)}[{i}]", x, str)
         self.kind("extra", d.get("extra", {}), dict)
+        self.fleet(d.get("extra", {}).get("fleet"))
         for name in ("subjects", "rules", "requirements"):
             self.kind(name, d.get(name, []), list)
         for i, sub in enumerate(d.get("subjects", [])):
@@ -162,6 +163,24 @@ class _Check:
         for i, f in enumerate(d["findings"]):
             if not ok(f):  # the detailed check only to name what is wrong
                 self.finding(f"findings[{i}]", f)
+
+    def fleet(self, fleet: Any) -> None:
+        """``extra.fleet`` (a cluster run's summary): its counts are counts and its rates
+        numbers, none negative (a text throughput was a TypeError in ``report``)."""
+        if fleet is None:
+            return
+        self.kind("extra.fleet", fleet, dict)
+        numbers = [(f"extra.fleet.{k}", fleet.get(k), int) for k in ("hosts", "probed") if k in fleet]
+        pairs = fleet.get("pairs")
+        if pairs is not None:
+            self.kind("extra.fleet.pairs", pairs, dict)
+            numbers += [(f"extra.fleet.pairs.{k}", pairs[k], int) for k in ("measured", "rounds") if k in pairs]
+            numbers += [(f"extra.fleet.pairs.{k}", pairs[k], (int, float))
+                        for k in ("throughput_min_gbps", "throughput_max_gbps") if k in pairs]
+        for field, v, kind in numbers:
+            self.kind(field, v, kind)
+            if v < 0:
+                self.fail(field, f"{v} is out of range (not a count or a rate)")
 
     def record(self, field: str, value: Any, spec: dict[str, Any]) -> None:
         """An object of exactly these keys (absent optional ones are null)."""

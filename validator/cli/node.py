@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from pathlib import Path
@@ -100,8 +99,10 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
 @_root_options
 def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
+    from validator.numbers import dumps
+
     doc = probe_document(sysfs, procfs, rootfs, nvml)
-    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    text = dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:
