@@ -33,6 +33,7 @@ CAPS: dict[str, int] = {
     "facts document": 64 * MIB,  # a DGX node's facts: about 60 KB
     "key": 64 * 1024,  # an Ed25519 PEM: 119 bytes
     "host file": 16 * MIB,  # 25,000 host names: about 500 KB
+    "node file": 4 * MIB,  # a sysfs attribute: at most 4 KiB; /proc/self/mountinfo on a busy k8s node: ~300 KB
 }
 
 

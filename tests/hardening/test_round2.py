@@ -167,3 +167,41 @@ def test_json_output_never_holds_nan_or_infinity() -> None:
     assert finite(doc)["a"] == "inf" and finite(1.5) == 1.5
     assert dumps_indented({"x": 1.5, "y": [2]}) == json.dumps({"x": 1.5, "y": [2]}, indent=2)
     del io
+
+
+# ---- resources: node files through the safe opener -----------------------------------------
+
+def test_a_fifo_and_a_link_to_dev_zero_under_rootfs_are_error_values(tmp_path: Path) -> None:
+    """Issue 24: a FIFO under --rootfs blocked the probe forever; a symlink to /dev/zero
+    read until memory ran out. Both are now error values naming the file."""
+    import os
+
+    from tests.fixtures import nodes
+
+    tree = nodes.dgx_h100(tmp_path / "node")
+    meminfo = tree.procfs / "meminfo"
+    meminfo.unlink()
+    os.mkfifo(meminfo)
+    rate = tree.sysfs / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "rate"
+    rate = rate.resolve()
+    rate.unlink()
+    rate.symlink_to("/dev/zero")
+    out = tmp_path / "facts.json"
+    r = spec_check("probe", "--sysfs", str(tree.sysfs), "--procfs", str(tree.procfs), "--rootfs", str(tree.rootfs),
+                   "--no-nvml", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(out.read_text())["facts"]
+    assert "not a regular file" in facts["memory.total"]["error"] and "meminfo" in facts["memory.total"]["error"]
+    [port] = [m for m in facts["rdma.ports"]["items"] if m["id"] == "mlx5_0:1"]
+    assert "not a regular file" in port["fields"]["rate"]["error"], port["fields"]["rate"]
+
+
+def test_node_files_are_capped(tmp_path: Path) -> None:
+    from validator.facts.node.base import ReadError, read
+    from validator.safeio import CAPS
+
+    big = tmp_path / "meminfo"
+    big.write_bytes(b"x" * (CAPS["node file"] + 1))
+    with pytest.raises(ReadError, match="larger than 4 MiB"):
+        read(big)
+    assert read(Path("/proc/self/status")).startswith("Name:")  # procfs: size 0 until read
