@@ -64,7 +64,9 @@ def read_bytes(path: str | Path, *, cap: int, what: str, too_big: str = "") -> b
         chunks: list[bytes] = []
         left = cap + 1
         while left > 0:
-            chunk = os.read(fd, min(left, 8 * MIB))
+            # at most 1 MiB a read: procfs's sysctl files allocate the size asked for in
+            # the kernel, and refuse (ENOMEM) more than it can allocate at once (4 MiB)
+            chunk = os.read(fd, min(left, MIB))
             if not chunk:
                 break
             chunks.append(chunk)

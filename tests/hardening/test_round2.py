@@ -205,3 +205,20 @@ def test_node_files_are_capped(tmp_path: Path) -> None:
     with pytest.raises(ReadError, match="larger than 4 MiB"):
         read(big)
     assert read(Path("/proc/self/status")).startswith("Name:")  # procfs: size 0 until read
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--facts", str(FACTS / "dgx_h100_ecc_off.json")],
+    ["check", "--facts", str(FACTS / "dgx_h100.json"), "--format", "json"],
+    ["rules", "list"],
+])
+def test_a_full_stdout_is_one_line_and_exit_2(argv: list[str]) -> None:
+    """Issue 24: a full stdout (/dev/full) was an internal OSError."""
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "validator", *argv], stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == "spec-check: error: cannot write to standard output: No space left on device"

@@ -82,7 +82,8 @@ def read(path: Path) -> str:
     try:
         raw = read_bytes(path, cap=CAPS["node file"], what="node file")
     except InputError as exc:
-        raise ReadError(path, exc.problem.removeprefix("cannot read: ")) from None
+        why = exc.problem.removeprefix("cannot read: ")
+        raise ReadError(path, "Is a directory" if why.startswith("is a directory") else why) from None
     return raw.decode("utf-8", errors="replace").strip()
 
 
