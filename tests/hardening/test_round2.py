@@ -222,3 +222,60 @@ def test_a_full_stdout_is_one_line_and_exit_2(argv: list[str]) -> None:
                            text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip() == "spec-check: error: cannot write to standard output: No space left on device"
+
+
+# ---- the terminal report is linear in findings ---------------------------------------------
+
+def _empty_gpus_report(n: int):  # type: ignore[no-untyped-def]
+    """The report of a DGX H100 whose ``gpu.devices`` are ``n`` items with no fields."""
+    from validator.cli.common import RunOptions, build, evaluate_documents
+
+    doc = json.loads((FACTS / "dgx_h100.json").read_text())
+    doc["facts"]["gpu.devices"] = {"items": [{"id": f"g{i}", "fields": {}} for i in range(n)], "source": "nvml"}
+    opts = RunOptions(spec_version="1.0")
+    return evaluate_documents("check", build(opts, ("node",)), opts, [doc], ["test"])
+
+
+def test_long_tables_are_laid_out_per_row_shape_not_per_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counts rich's work rather than timing it: the rows rich lays out for a node with 150
+    GPU items and one with 900 are the same number (one per row shape, a few times over:
+    ids g0 to g149 and g0 to g899 have the same lengths), while the report has six times
+    the rows."""
+    import io
+
+    from rich.table import Table
+
+    from validator.renderers.terminal import TerminalRenderer
+
+    counted: list[int] = []
+    add_row = Table.add_row
+
+    def counting(self, *cells, **kw):  # type: ignore[no-untyped-def]
+        counted[-1] += 1
+        return add_row(self, *cells, **kw)
+
+    monkeypatch.setattr(Table, "add_row", counting)
+    laid_out, lines = [], []
+    for n in (150, 900):
+        counted.append(0)
+        buf = io.StringIO()
+        TerminalRenderer(width=140).render(_empty_gpus_report(n), buf)
+        laid_out.append(counted[-1])
+        lines.append(buf.getvalue().count("\n"))
+    assert lines[1] > 5 * lines[0]
+    assert laid_out[1] == laid_out[0] < lines[0], laid_out
+
+
+def test_long_tables_are_rich_s_bytes() -> None:
+    """A table laid out a row shape at a time is the same text as rich's layout of it."""
+    import io
+
+    from validator.renderers import terminal_tables
+    from validator.renderers.terminal import TerminalRenderer
+
+    report = _empty_gpus_report(12)
+    assert len(report.findings) > 2 * terminal_tables.ROWS_AT_ONCE
+    fast, slow = io.StringIO(), io.StringIO()
+    TerminalRenderer(width=140).render(report, fast)
+    TerminalRenderer(width=140, reuse=False).render(report, slow)
+    assert fast.getvalue() == slow.getvalue()

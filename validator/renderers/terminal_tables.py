@@ -30,6 +30,8 @@ MARKERS = "#$%&*"  # one per column; none occurs in the headers or the box chara
 _PRINTABLE = re.compile(r"[ -~]*")
 _VISIBLE = re.compile(r"\S")
 _RUNS = re.compile("|".join(f"{re.escape(m)}+" for m in MARKERS))
+_TO_MARKER = [{c: ord(m) for c in range(0x21, 0x7F)} for m in MARKERS]
+_SIMPLE_MARKUP = re.compile(r"(?:\[[a-z ]+\])?([^\[\]\\]*?)(?:\[/\])?")
 Cells = tuple[tuple[str, ...], ...]
 
 
@@ -70,13 +72,20 @@ class Tables:
     def _mark(self, column: int, plain: str) -> str:
         m = self._marked.get((column, plain))
         if m is None:
-            m = self._marked[(column, plain)] = _VISIBLE.sub(MARKERS[column], plain)
+            if _PRINTABLE.fullmatch(plain):  # one C call: every visible ASCII character
+                m = plain.translate(_TO_MARKER[column])
+            else:
+                m = _VISIBLE.sub(MARKERS[column], plain)
+            self._marked[(column, plain)] = m
         return m
 
     def _text(self, console: Any, markup: str) -> str:
         p = self._plain.get(markup)
         if p is None:
-            p = self._plain[markup] = console.render_str(markup).plain
+            # markup of the shapes terminal.py writes, "[dim]text[/]" or plain text, with
+            # no bracket or backslash inside: its text without rich's markup parser
+            m = _SIMPLE_MARKUP.fullmatch(markup)
+            p = self._plain[markup] = m.group(1) if m else console.render_str(markup).plain
         return p
 
     def _by_shape(self, console: Any, key: tuple[Any, ...], cells: Cells, plain: list[list[str]],
@@ -135,6 +144,7 @@ class Tables:
         blocks = ["".join(lines[a + 1: b]) for a, b in zip(cuts, cuts[1:])]
         templates = {m: (b, [(x.start(), x.end(), MARKERS.index(b[x.start()]), 0) for x in _RUNS.finditer(b)])
                      for m, b in zip(shapes, blocks)}
+        compiled = {m: _compile(t) for m, t in templates.items()}
         plain_shapes = tuple(tuple(Text(c) for c in m) for m in shapes)
         if head + "".join(blocks) + foot != _capture(console, build(plain_shapes, False)):  # type: ignore[arg-type]
             return None
@@ -142,7 +152,14 @@ class Tables:
         filled = head + "".join(_fill(templates[marked[k]], [plain[k]]) for k in reps) + foot
         if filled != _capture(console, build(tuple(cells[k] for k in reps), False)):
             return None
-        return head + "".join(_fill(templates[m], [row]) for m, row in zip(marked, plain)) + foot
+        out = [head]
+        for m, row in zip(marked, plain):
+            literals, slices = compiled[m]
+            cols = [c.replace(" ", "") for c in row]
+            out.append(literals[0])
+            out.extend(cols[c][a:b] + lit for (c, a, b), lit in zip(slices, literals[1:]))
+        out.append(foot)
+        return "".join(out)
 
 
 ROWS_AT_ONCE = 64  # a table longer than this is laid out a row shape at a time (_by_rows)
@@ -152,6 +169,20 @@ def _capture(console: Any, table: Any) -> str:
     with console.capture() as cap:
         console.print(table)
     return str(cap.get())
+
+
+def _compile(layout: tuple[str, list[tuple[int, int, int, int]]]) -> tuple[list[str], list[tuple[int, int, int]]]:
+    """A row template as its literal pieces and, between them, which characters of which
+    column fill each marker run (``_fill``'s work, done once per shape)."""
+    template, runs = layout
+    literals, slices, at, last = [], [], [0] * len(MARKERS), 0
+    for start, end, col, _ in runs:
+        literals.append(template[last:start])
+        slices.append((col, at[col], at[col] + end - start))
+        at[col] += end - start
+        last = end
+    literals.append(template[last:])
+    return literals, slices
 
 
 def _fill(layout: tuple[str, list[tuple[int, int, int, int]]], plain: list[list[str]]) -> str:
