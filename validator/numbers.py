@@ -49,9 +49,30 @@ def problem(v: Any) -> str:
     return f"{describe(v)} is beyond any real value (the limit is 2^64 in magnitude)"
 
 
+def any_beyond(data: Any) -> bool:
+    """Whether ``data`` holds a number beyond LIMIT anywhere (no paths built: the check
+    every rule pack and profile takes on each run)."""
+    stack = [data]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is dict or isinstance(node, dict):
+            push(node.values())
+        elif t is list or isinstance(node, list):
+            push(node)
+        elif (t is float or t is int) and beyond(node):
+            return True
+        elif t is not str and t is not bool and isinstance(node, (int, float)) and beyond(node):
+            return True
+    return False
+
+
 def first_beyond(data: Any, path: str = "") -> tuple[str, Any] | None:
     """(the path of the first number beyond LIMIT in ``data``, that number), else None.
     Paths read ``facts["gpu.count"].value``, ``rules[3].check.value``."""
+    if not any_beyond(data):
+        return None
     stack: list[tuple[str, Any]] = [(path, data)]
     while stack:
         where, node = stack.pop()
