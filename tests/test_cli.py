@@ -298,7 +298,7 @@ def test_the_same_facts_file_twice_is_refused(healthy: Path) -> None:
     ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": 1, "location": {"file": 7}}}}',
      "location must be"),
     ('{"schema": "spec-check/facts/1", "subject": {"kind": "node", "name": "x"}, "facts": {"a": {"value": ' + "9" * 5000 + "}}}",
-     "invalid JSON"),
+     "facts.a.value: a 5000-digit integer is beyond any real value"),
 ])
 def test_hostile_facts_are_one_line_errors(tmp_path: Path, content: str, needle: str) -> None:
     p = tmp_path / "f.json"

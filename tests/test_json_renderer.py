@@ -28,7 +28,7 @@ class _Num(enum.IntEnum):
 
 
 CASES: list[Any] = [
-    {}, [], (), 1, "x", None, True, 1.5, 10**30, float("nan"), float("inf"),
+    {}, [], (), 1, "x", None, True, 1.5, 10**30,
     {"a": {}, "b": [], "c": [{}], "d": {"e": []}},
     {7: "a", 2.5: "b", True: 1, False: 0, None: 2, "é": "ü\u2028\x00\"\\"},
     {"a": {1: [1, 2, {"x": (1, 2)}]}, "p": Path("/tmp"), "s": {3}, "e": _Kind.A, "i": _Num.X},
@@ -41,6 +41,17 @@ CASES: list[Any] = [
 @pytest.mark.parametrize("obj", CASES, ids=range(len(CASES)))
 def test_same_text_as_the_standard_encoder(obj: Any) -> None:
     assert dumps_indented(obj) == _std(obj)
+
+
+@pytest.mark.parametrize("obj", [float("nan"), float("inf"), [1.5, -float("inf")], {"a": {"b": float("nan")}}])
+def test_never_nan_or_infinity(obj: Any) -> None:
+    """Issue 24: a result is JSON every parser reads back: NaN and infinity are written as
+    strings ("nan", "inf", "-inf"), never bare NaN/Infinity (which only Python accepts)."""
+    from validator.numbers import finite
+
+    text = dumps_indented(obj)
+    assert "NaN" not in text and "Infinity" not in text
+    assert text == _std(finite(obj))
 
 
 def test_same_text_on_random_nested_documents() -> None:

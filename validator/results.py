@@ -23,7 +23,6 @@ from validator.versions import unreadable
 # (tests/hardening/test_round_trip.py holds the writer to it).
 MAX_RESULT_BYTES = 1024 * 1024 * 1024
 _STATUSES = {s.value for s in Status}
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
@@ -33,43 +32,17 @@ def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
     parsers disagree on which copy wins, so a signed file with one is never intact.
     """
     where = str(path)
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(items)
-        if duplicates is not None and len(out) != len(items):
-            seen: set[str] = set()
-            for key, _ in items:
-                if key in seen:
-                    duplicates.append(key)
-                seen.add(key)
-        return out
-
+    from validator.jsondoc import JSONProblem, parse
     from validator.safeio import InputError, read_text
 
     try:
         text = read_text(path, cap=MAX_RESULT_BYTES, what="JSON result")
     except InputError as exc:
         raise SpecCheckError(exc.problem, file=where, line=exc.line) from None
-    try:
-        data = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
-        if _SURROGATE_ESCAPE.search(text):  # strict UTF-8 text holds none but "\\ud800" escapes
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        return data
-    except json.JSONDecodeError as exc:
-        raise SpecCheckError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", file=where, line=exc.lineno
-        ) from None
-    except RecursionError:
-        raise SpecCheckError("invalid JSON: nested too deeply", file=where) from None
-    except UnicodeEncodeError:
-        raise SpecCheckError("invalid JSON: a string holds a lone surrogate (not Unicode text)",
-                             file=where) from None
-    except ValueError as exc:  # NaN/Infinity; an integer past Python's 4,300-digit limit
-        raise SpecCheckError(f"invalid JSON: {str(exc)[:120]}", file=where) from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    try:  # repeated keys, NaN, numbers beyond any real value, lone surrogates: jsondoc
+        return parse(text, duplicates=duplicates)
+    except JSONProblem as exc:
+        raise SpecCheckError(exc.problem, file=where, line=exc.line) from None
 
 
 def check_result(data: Any, where: str) -> dict[str, Any]:
@@ -175,6 +148,7 @@ class _Check:
             for i, x in enumerate(v):
                 self.kind(f"selection.{_short(k)}[{i}]", x, str)
         self.kind("extra", d.get("extra", {}), dict)
+        self.fleet(d.get("extra", {}).get("fleet"))
         for name in ("subjects", "rules", "requirements"):
             self.kind(name, d.get(name, []), list)
         for i, sub in enumerate(d.get("subjects", [])):
@@ -189,6 +163,24 @@ class _Check:
         for i, f in enumerate(d["findings"]):
             if not ok(f):  # the detailed check only to name what is wrong
                 self.finding(f"findings[{i}]", f)
+
+    def fleet(self, fleet: Any) -> None:
+        """``extra.fleet`` (a cluster run's summary): its counts are counts and its rates
+        numbers, none negative (a text throughput was a TypeError in ``report``)."""
+        if fleet is None:
+            return
+        self.kind("extra.fleet", fleet, dict)
+        numbers = [(f"extra.fleet.{k}", fleet.get(k), int) for k in ("hosts", "probed") if k in fleet]
+        pairs = fleet.get("pairs")
+        if pairs is not None:
+            self.kind("extra.fleet.pairs", pairs, dict)
+            numbers += [(f"extra.fleet.pairs.{k}", pairs[k], int) for k in ("measured", "rounds") if k in pairs]
+            numbers += [(f"extra.fleet.pairs.{k}", pairs[k], (int, float))
+                        for k in ("throughput_min_gbps", "throughput_max_gbps") if k in pairs]
+        for field, v, kind in numbers:
+            self.kind(field, v, kind)
+            if v < 0:
+                self.fail(field, f"{v} is out of range (not a count or a rate)")
 
     def record(self, field: str, value: Any, spec: dict[str, Any]) -> None:
         """An object of exactly these keys (absent optional ones are null)."""

@@ -33,6 +33,7 @@ CAPS: dict[str, int] = {
     "facts document": 64 * MIB,  # a DGX node's facts: about 60 KB
     "key": 64 * 1024,  # an Ed25519 PEM: 119 bytes
     "host file": 16 * MIB,  # 25,000 host names: about 500 KB
+    "node file": 4 * MIB,  # a sysfs attribute: at most 4 KiB; /proc/self/mountinfo on a busy k8s node: ~300 KB
 }
 
 
@@ -63,7 +64,9 @@ def read_bytes(path: str | Path, *, cap: int, what: str, too_big: str = "") -> b
         chunks: list[bytes] = []
         left = cap + 1
         while left > 0:
-            chunk = os.read(fd, min(left, 8 * MIB))
+            # at most 1 MiB a read: procfs's sysctl files allocate the size asked for in
+            # the kernel, and refuse (ENOMEM) more than it can allocate at once (4 MiB)
+            chunk = os.read(fd, min(left, MIB))
             if not chunk:
                 break
             chunks.append(chunk)

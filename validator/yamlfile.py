@@ -39,7 +39,7 @@ def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
     from validator.jobs.source import ReadError, parse_yaml
 
     try:
-        return parse_yaml(text, where, lined=True).data
+        data = parse_yaml(text, where, lined=True).data
     except ReadError as exc:
         if exc.message == "empty file":  # no document at all (blank, or comments only)
             return None
@@ -47,6 +47,45 @@ def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
         if not problem.startswith(("invalid YAML", "not a calendar date")):
             problem = f"invalid YAML: {problem}"
         raise error(problem, file=where, line=exc.line) from None
+    _refuse_beyond(data, where, error)
+    return data
+
+
+def _refuse_beyond(data: Any, where: str, error: type[RuleFileError]) -> None:
+    """The numbers rule (``validator.numbers``): a number beyond any real value (``.inf``,
+    ``.nan``, ``1e400``, a 4,000-digit integer) is refused at its field and line."""
+    from validator.numbers import first_beyond, problem
+
+    found = first_beyond(data)
+    if found is None:
+        return
+    path, v = found
+    line = _line_at(data, path)
+    raise error(f"{path}: {problem(v)}", file=where, line=line)
+
+
+def _line_at(data: Any, path: str) -> int | None:
+    """The line of the value at ``path`` (as ``numbers.first_beyond`` writes it)."""
+    import json
+    import re
+
+    node, line = data, getattr(data, "line", None)
+    for m in re.finditer(r'\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]', path):
+        key: Any = m.group(1) if m.group(1) is not None else (
+            int(m.group(2)) if m.group(2) is not None else json.loads(m.group(3)))
+        if isinstance(node, LineDict) and key in node:
+            line = node.key_lines.get(key, line)
+            node = node[key]
+        elif isinstance(node, LineDict) and str(key) in map(str, node):
+            k = next(k for k in node if str(k) == str(key))
+            line = node.key_lines.get(k, line)
+            node = node[k]
+        elif isinstance(node, LineList) and isinstance(key, int) and key < len(node):
+            line = node.item_lines[key]
+            node = node[key]
+        else:
+            break
+    return line
 
 
 def line_of(data: Any, loc: tuple[Any, ...]) -> int | None:

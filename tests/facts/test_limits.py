@@ -110,3 +110,16 @@ def test_check_names_slurmd_in_the_mem02_finding(tmp_path):
                         "MEM-02.memlock", "--format", "json"], capture_output=True, text=True, check=False)
     found = json.loads(p.stdout)["findings"]
     assert [(f["status"], f["source"]) for f in found] == [("pass", "slurmd (pid 1650): /proc/1650/limits")]
+
+
+def test_docker_default_ulimits_beyond_any_real_value_or_written_twice(tmp_path):
+    """Issue 24: daemon.json is read by the JSON rules of every input: a 400-digit memlock or
+    a repeated key is an error value naming the file, never a number that overflows later."""
+    b, ctx = _host(tmp_path)
+    b.process(700, "dockerd", ["/usr/bin/dockerd"])
+    b.limits(700, "65536")
+    b.write("etc/docker/daemon.json", '{"default-ulimits": {"memlock": {"Soft": ' + "9" * 400 + "}}}")
+    f = memlock(ctx)
+    assert "daemon.json: not JSON" in f["error"] and "400-digit integer is beyond any real value" in f["error"]
+    b.write("etc/docker/daemon.json", '{"default-ulimits": {"memlock": {"Soft": -1, "Soft": 65536}}}')
+    assert 'key "Soft" written twice' in memlock(ctx)["error"]

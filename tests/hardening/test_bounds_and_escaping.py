@@ -124,13 +124,17 @@ def test_results_are_checked_field_by_field(tmp_path: Path, lint_result: Path, k
     _one_line(spec_check(*argv), str(bad), needle)
 
 
-@pytest.mark.parametrize("text", ['"\\ud800"', "9" * 5000, "NaN"])
-def test_result_json_that_python_cannot_hold(tmp_path: Path, lint_result: Path, text: str) -> None:
+@pytest.mark.parametrize(("text", "needle"), [
+    ('"\\ud800"', "invalid JSON"), ("9" * 5000, "].x: a 5000-digit integer is beyond any real value"),
+    ("NaN", "invalid JSON: NaN is not a JSON number (findings["),
+    ("1e400", "].x: 1e400 is beyond any real value"), ("-" + "9" * 400, "a 400-digit integer is beyond"),
+])
+def test_result_json_that_python_cannot_hold(tmp_path: Path, lint_result: Path, text: str, needle: str) -> None:
     raw = lint_result.read_text().replace('"message": "', '"x": ' + text + ', "message": "', 1)
     bad = tmp_path / "bad.json"
     bad.write_text(raw)
     for argv in (["report", str(bad)], ["diff", str(bad), str(lint_result)]):
-        _one_line(spec_check(*argv), "invalid JSON")
+        _one_line(spec_check(*argv), needle)
 
 
 # ---- escaping -------------------------------------------------------------------------

@@ -29,6 +29,8 @@ def test_the_caps_table_is_the_code() -> None:
         "key file": safeio.CAPS["key"],
         "host file (`--hosts @FILE`)": safeio.CAPS["host file"],
         "JSON result (`report`, `diff`, `sign`, `verify`)": results.MAX_RESULT_BYTES,
+        "node file (a sysfs/procfs file the probe reads, under `--sysfs`/`--procfs`/`--rootfs`)":
+            safeio.CAPS["node file"],
     }
     assert {k: _mib(v) for k, v in rows.items()} == code
     assert safeio.CAPS["training config"] == source.MAX_BYTES
@@ -40,6 +42,13 @@ def test_the_stated_budgets_are_the_code() -> None:
     assert f"at most {MAX_SOURCE_TEXT} characters" in DOC
     assert model.MAX_NUMBER == 10**15 and "beyond 10^15" in DOC
     assert f"at most {recovery_log.MAX_INCIDENTS} failures" in DOC
+
+
+def test_the_numbers_rule_is_the_code() -> None:
+    from validator import numbers
+
+    assert numbers.LIMIT == 2**64 and "larger in magnitude than 2^64" in DOC
+    assert numbers.beyond(2**64 + 1) and not numbers.beyond(2**64) and numbers.beyond(float("inf"))
 
 
 def test_the_documented_commands_run() -> None:

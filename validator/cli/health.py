@@ -36,8 +36,10 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
     Run it as Slurm's HealthCheckProgram, a prolog or an epilog (slurm.conf):
       HealthCheckProgram=/usr/local/sbin/spec-check-health
     (the wrapper deploy/slurm/spec-check-health, installed there: docs/health.md)
-    A node drained by anyone else is never touched; the drain reason starts with
-    "spec-check:" and names the failing rules. Exit 0 passes, 1 fails, 2 when the check
+    A node drained by anyone else, down, failing or not responding is never touched; the
+    drain reason starts with "spec-check:" and names the failing rules, and the node is
+    resumed only when every one of them was checked again in this run and passes.
+    --facts must be the facts of the node acted on. Exit 0 passes, 1 fails, 2 when the check
     or slurmctld could not be done or reached.
     """
     if kernel_log is not None and not npd:
@@ -46,10 +48,11 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
         from validator.cli.npd import run as run_npd
 
         sys.exit(run_npd(facts_file, sysfs, procfs, rootfs, nvml, kernel_log, kwargs))
-    from validator.cluster.health import act, this_node
+    from validator.cluster.health import act, check_subject, this_node
 
     opts = run_options(kwargs)
     built = build(opts, ("node",))
+    name = node or this_node()
     if facts_file is not None:
         from validator.errors import FactsFileError
         from validator.facts.document import load
@@ -58,11 +61,11 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
         if doc["subject"]["kind"] != "node":
             raise FactsFileError(f'health judges node facts; this document is a {doc["subject"]["kind"]}',
                                  file=str(facts_file))
+        check_subject(name, doc["subject"]["name"], str(facts_file))
         source = str(facts_file)
     else:
         doc = probe_document(sysfs, procfs, rootfs, nvml)
         source = "probe"
-    name = node or this_node()
     report = evaluate_documents("check", built, opts, [doc], [source])
     from validator.cli.common import with_baseline
 

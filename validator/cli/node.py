@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from pathlib import Path
@@ -175,10 +174,12 @@ def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path
           kernel_log: Path | None, dcgm_diag: int | None, since: Path | None,
           scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
+    from validator.numbers import dumps
+
     _check_urls(scrape)
     doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since, scrape, scrape_interval,
                          scrape_timeout)
-    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    text = dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

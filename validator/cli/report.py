@@ -92,6 +92,13 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
         # shown by the HTML report beside the verdict (key, time, the verify command)
         rep = replace(rep, extra={**rep.extra, "signature": signature})
     if waivers is not None:
+        if signature is not None:  # the page's verdict is no longer the one signed: said beside the banner
+            signed = (raw[0][1].get("summary") or {}).get("conformant")
+            signature["altered"] = (
+                f"waivers from {waivers.name} were applied after signing (replacing the signed "
+                "result's own): the verdicts below are not the signed ones")
+            if isinstance(signed, bool):
+                signature["signed_verdict"] = "CONFORMANT" if signed else "NOT CONFORMANT"
         rep = _waived(rep, waivers)
     render(rep, fmt, output, show_passes="passes" in show)
     note_older("result", raw)

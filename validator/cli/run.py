@@ -41,14 +41,47 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+# errno values of a write to a stream that cannot take more (a full disk or /dev/full, a
+# reader gone, an I/O error): on standard output, a one-line error, never "internal error"
+_WRITE_ERRNOS = frozenset({"EPIPE", "ENOSPC", "EIO", "EDQUOT", "EFBIG", "EBADF", "ECONNRESET"})
+
+
+def _stdout_failed(exc: OSError) -> NoReturn:
+    """A write to standard output failed: one line on stderr, exit 2; stdout is pointed at
+    /dev/null so that the interpreter's own flush at exit does not print a traceback."""
+    import errno as errno_names
+
+    reason = exc.strerror or errno_names.errorcode.get(exc.errno or 0, str(exc))
+    _quiet_stdout()
+    fail(f"cannot write to standard output: {reason}")
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _is_write_error(exc: OSError) -> bool:
+    import errno as errno_names
+
+    return exc.filename is None and errno_names.errorcode.get(exc.errno or 0, "") in _WRITE_ERRNOS
+
+
 def run_cli(group: click.Group, argv: list[str]) -> Any:
     try:
-        return group.main(args=argv, prog_name="spec-check", standalone_mode=False)
+        out = group.main(args=argv, prog_name="spec-check", standalone_mode=False)
+        _flush_stdout()  # a full stdout shows here, not in the interpreter's exit
+        return out
     except SpecCheckError as exc:
         fail(str(exc))
     except click.exceptions.Abort:  # click's name for a KeyboardInterrupt inside a verb
         fail(_interrupted())
     except click.exceptions.Exit as exc:
+        _flush_stdout()
         sys.exit(exc.exit_code)
     except _NO_ARGS_IS_HELP as exc:  # bare `spec-check` or `spec-check rules` (click >= 8.2)
         help_ctx = getattr(exc, "ctx", None)
@@ -64,9 +97,32 @@ def run_cli(group: click.Group, argv: list[str]) -> Any:
         fail(message)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (validator.entry)
         fail(_interrupted())
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away: quietly, as cli.common.render does (docs/reports.md)
+        _quiet_stdout()
         sys.exit(2)
-    except Exception as exc:  # pragma: no cover - a bug, not a user error
-        if os.environ.get("SPEC_CHECK_DEBUG"):
-            raise
-        fail(f"internal error: {type(exc).__name__}: {exc} (set SPEC_CHECK_DEBUG=1 for a traceback)")
+    except OSError as exc:
+        if _is_write_error(exc):
+            _stdout_failed(exc)
+        _internal(exc)
+    except SystemExit:
+        _flush_stdout()
+        raise
+    except Exception as exc:
+        _internal(exc)
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    except OSError as exc:
+        _stdout_failed(exc)
+    except (ValueError, AttributeError):  # closed or replaced
+        pass
+
+
+def _internal(exc: Exception) -> NoReturn:  # pragma: no cover - a bug, not a user error
+    if os.environ.get("SPEC_CHECK_DEBUG"):
+        raise exc
+    fail(f"internal error: {type(exc).__name__}: {exc} (set SPEC_CHECK_DEBUG=1 for a traceback)")

@@ -140,11 +140,15 @@ def replay_facts(
     docs: list[tuple[dict[str, Any], Path]] = []
     cluster_doc: dict[str, Any] | None = None
     loaded: list[tuple[Path, dict[str, Any]]] = []
+    cluster_file: str | None = None
     for f in files:
         doc, _ = _load(f, cluster_doc)
         loaded.append((f, doc))
         if doc["subject"]["kind"] == "cluster":
-            cluster_doc = doc
+            from validator.cluster.saved import check_saved
+
+            check_saved(doc, str(f), built.ctx.catalogue)
+            cluster_doc, cluster_file = doc, str(f)
         else:
             docs.append((doc, f))
     names = host_names([d["subject"]["name"] for d, _ in docs], [f for _, f in docs])
@@ -152,7 +156,12 @@ def replay_facts(
         name: d if d["subject"]["name"] == name else cfacts.rekey(d, name)
         for (d, _), name in zip(docs, names, strict=True)
     }
+    saved = cluster_doc is not None
     cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name)
+    if saved:
+        from validator.cluster.saved import check_fleet
+
+        check_fleet(cluster_doc["subject"]["name"], hosts, cluster_file)
     state = {
         "hosts": hosts,
         "docs": nodes,
@@ -357,6 +366,7 @@ def replay_folded(
     table = HostTable()
     cluster_doc: dict[str, Any] | None = None
     cluster_at: int | None = None  # the cluster document's place among the files
+    cluster_file: str | None = None
     older: list[Any] = []
     for chunk_records, clusters, chunk_folds, chunk_older in _chunks(built, opts, files, ev):
         table.add(chunk_records)
@@ -364,7 +374,10 @@ def replay_folded(
         for pos, f, doc in clusters:
             if cluster_doc is not None:
                 raise SpecCheckError("a second cluster facts document", file=str(f))
-            cluster_doc, cluster_at = doc, pos
+            from validator.cluster.saved import check_saved
+
+            check_saved(doc, str(f), built.ctx.catalogue)
+            cluster_doc, cluster_at, cluster_file = doc, pos, str(f)
         for k, fold in chunk_folds.items():
             mine = folds.get(k)
             if mine is None:
@@ -387,6 +400,9 @@ def replay_folded(
         fields = {name: table.fields(k) for k, name in enumerate(names)}
         cluster_doc, failures, hosts = cfacts.replay_document(cluster_doc, fields, fields)
         del fields
+        from validator.cluster.saved import check_fleet
+
+        check_fleet(cluster_doc["subject"]["name"], hosts, cluster_file)
     out.note("facts", older)
     summary = cfacts.fleet_summary(hosts, failures, _pairs(cluster_doc))
     args = [built, opts, ev, _Skipping(names, cluster_at, by_position=True), subjects, table.itemized(),

@@ -49,14 +49,15 @@ def save_fact_files(
     directory: Path, node_docs: list[dict[str, Any]], cluster_doc: dict[str, Any]
 ) -> None:
     from validator.atomic import write_atomic
+    from validator.numbers import dumps
 
     directory.mkdir(parents=True, exist_ok=True)
     for doc in node_docs:
         write_atomic(
             directory / f"{_safe_name(doc['subject']['name'])}.json",
-            json.dumps(doc, indent=1) + "\n",
+            dumps(doc, indent=1) + "\n",
         )
-    write_atomic(directory / "cluster.json", json.dumps(cluster_doc, indent=1) + "\n")
+    write_atomic(directory / "cluster.json", dumps(cluster_doc, indent=1) + "\n")
 
 
 def write_result(

@@ -164,8 +164,14 @@ class Shape:
                     v: Any = text.decode("utf-8")
                 except UnicodeDecodeError:
                     return None
-            else:
-                v = float(text) if any(c in text for c in b".eE") else int(text)
+            else:  # the numbers rule of every reader: beyond any real value, parsed in full
+                from validator.numbers import Beyond, float_text, int_text
+
+                try:
+                    word = text.decode("ascii")
+                    v = float_text(word) if any(c in word for c in ".eE") else int_text(word)
+                except Beyond:
+                    return None  # read as a whole document, which refuses it naming the field
             name = path[0]
             fact = copied.get(name)
             if fact is None:

@@ -283,6 +283,10 @@ class _EventReader:
             problem = (getattr(exc, "problem", None) or str(exc))[:120]
             if name == "timestamp":
                 message = f'not a calendar date: "{ev.value[:80]}" ({problem}; write YYYY-MM-DD)'
+            elif name == "int" and "digits" in problem:  # past Python's 4,300-digit limit
+                from validator.numbers import text_problem
+
+                message = f"invalid YAML: {text_problem(ev.value.replace('_', ''))}"
             else:
                 message = f'invalid YAML: "{ev.value[:80]}" is not a valid !!{name} ({problem})'
             raise ReadError(message, line=ev.start_mark.line + 1) from None

@@ -49,9 +49,12 @@ def text(value: object) -> str:
 
 def rich(value: object) -> str:
     """For rich markup: shown exactly as written, styles never applied."""
+    out = text(value)
+    if "[" not in out and "\\" not in out:  # nothing rich would read as markup (most cells)
+        return out
     from rich.markup import escape
 
-    out = escape(text(value))
+    out = escape(out)
     if out.endswith("\\") and not out.endswith("\\\\"):
         out += "\\"  # "x\" + "[/]" would escape the renderer's closing tag
     return out

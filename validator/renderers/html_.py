@@ -281,7 +281,12 @@ class HtmlRenderer:
             f"signed at {_e(sig.get('signed_at') or 'an unrecorded time (signed by an older version)')} "
             f"({_e(sig.get('algorithm', 'ed25519'))}). This page is rendered from that result and is not "
             f"itself signed: verify the JSON with <code>{_e(cmd)}</code> "
-            "(exit 0: intact and signed by that key).</div>\n"
+            "(exit 0: intact and signed by that key)."
+            + (f' <strong class="altered">Not as signed:</strong> {_e(sig["altered"])}'
+               + (f'; the signed result is <strong>{_e(sig["signed_verdict"])}</strong>.'
+                  if sig.get("signed_verdict") else ".")
+               if sig.get("altered") else "")
+            + "</div>\n"
         )
 
     # ---- coverage ------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def _key(k: Any) -> str:
     if k is None:
         return "null"
     if isinstance(k, (int, float)):
-        return json.dumps(k)  # int.__repr__ / float repr, NaN and Infinity as json writes them
+        return json.dumps(k)  # int.__repr__ / float repr ("NaN" and "Infinity" are key strings)
     raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
 
 
@@ -46,17 +46,31 @@ def _encoder(item_separator: str) -> Callable[[Any], str]:
     build a new one for every finding."""
     from json import encoder as std
 
+    from validator.numbers import finite
+
     try:  # (markers, default, encoder, indent, key_sep, item_sep, sort_keys, skipkeys, allow_nan)
         c_enc = std.c_make_encoder(  # type: ignore[attr-defined]
             None, str, std.encode_basestring, None, ": ", item_separator,
-            False, False, True)
+            False, False, False)
     except TypeError:  # no C accelerator (None), or another signature: the standard path
-        return json.JSONEncoder(ensure_ascii=False, default=str, separators=(item_separator, ": ")).encode
+        py_enc = json.JSONEncoder(ensure_ascii=False, default=str, separators=(item_separator, ": "),
+                                  allow_nan=False).encode
+
+        def encode_py(o: Any) -> str:
+            try:
+                return py_enc(o)
+            except ValueError:  # NaN or infinity: written as a string (numbers.finite)
+                return py_enc(finite(o))
+
+        return encode_py
 
     def encode(o: Any) -> str:
         if isinstance(o, str):
             return std.encode_basestring(o)
-        return "".join(c_enc(o, 0))
+        try:
+            return "".join(c_enc(o, 0))
+        except ValueError:  # NaN or infinity: never a bare NaN/Infinity (numbers.finite)
+            return "".join(c_enc(finite(o), 0))
 
     return encode
 

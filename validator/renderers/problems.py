@@ -105,15 +105,18 @@ class FixGroup:
     def where(self, limit: int = 6) -> str:
         """``dgx-017 (mlx5_5:1, GPU3), dgx-042 (GPU5)`` and ``and 12 more subjects``."""
         per: dict[str, list[str]] = {}
+        seen: set[tuple[str, str]] = set()  # (subject, entry): a list's "in" was quadratic in items
         for f in self.findings:
             items = per.setdefault(f.subject, [])
             if f.location is not None:
                 loc = f"{f.location.file}:{f.location.line}" if f.location.line else f.location.file
                 if f.location.file == f.subject:  # a config's own line: "line 12"
                     loc = f"line {f.location.line}" if f.location.line else ""
-                if loc and loc not in items:
+                if loc and (f.subject, loc) not in seen:
+                    seen.add((f.subject, loc))
                     items.append(loc)
-            elif f.item and f.item not in items:
+            elif f.item and (f.subject, f.item) not in seen:
+                seen.add((f.subject, f.item))
                 items.append(f.item)
         parts = []
         for name, items in list(per.items())[:limit]:

@@ -21,7 +21,6 @@ waiver adds no suppression. Validated against the official OASIS schema in tests
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -56,7 +55,9 @@ class SarifRenderer:
         pass
 
     def render(self, report: Report, stream: TextIO) -> None:
-        json.dump(self.document(report), stream, indent=2, ensure_ascii=False)
+        from validator.numbers import dumps
+
+        stream.write(dumps(self.document(report), indent=2, ensure_ascii=False))
         stream.write("\n")
 
     def document(self, report: Report) -> dict[str, Any]:

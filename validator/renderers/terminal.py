@@ -136,8 +136,13 @@ class TerminalRenderer:
         console = Console(file=buf, width=width, force_terminal=styled,
                           no_color=not styled, highlight=False, soft_wrap=False, emoji=False)
         self._render(report, console)
-        # rich pads table cells to the column width: no line ends in spaces (CI logs, diffs)
-        stream.write(_TRAILING.sub(r"\1", buf.getvalue()))
+        # rich pads table cells to the column width: no line ends in spaces (CI logs, diffs);
+        # without colour codes a line's rstrip does it (the regex took seconds on 16,000 rows)
+        out = buf.getvalue()
+        if "\x1b" in out:
+            stream.write(_TRAILING.sub(r"\1", out))
+        else:
+            stream.write("\n".join(line.rstrip(" \t") for line in out.split("\n")))
 
     def _render(self, report: Report, console: Any) -> None:
         from validator.renderers import coverage as cov

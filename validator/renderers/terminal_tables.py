@@ -30,6 +30,8 @@ MARKERS = "#$%&*"  # one per column; none occurs in the headers or the box chara
 _PRINTABLE = re.compile(r"[ -~]*")
 _VISIBLE = re.compile(r"\S")
 _RUNS = re.compile("|".join(f"{re.escape(m)}+" for m in MARKERS))
+_TO_MARKER = [{c: ord(m) for c in range(0x21, 0x7F)} for m in MARKERS]
+_SIMPLE_MARKUP = re.compile(r"(?:\[[a-z ]+\])?([^\[\]\\]*?)(?:\[/\])?")
 Cells = tuple[tuple[str, ...], ...]
 
 
@@ -50,7 +52,10 @@ class Tables:
             return False
         plain = [[self._text(console, c) for c in row] for row in cells]
         text = self._exact.get(key)
-        if text is None and all(_PRINTABLE.fullmatch(p) for row in plain for p in row):
+        printable = text is None and all(_PRINTABLE.fullmatch(p) for row in plain for p in row)
+        if printable and len(cells) > ROWS_AT_ONCE:
+            text = self._by_rows(console, cells, plain, build)
+        if text is None and printable:
             text = self._by_shape(console, key, cells, plain, build)
         if text is None:
             text = self._exact[key] = _capture(console, build(cells, False))
@@ -67,13 +72,20 @@ class Tables:
     def _mark(self, column: int, plain: str) -> str:
         m = self._marked.get((column, plain))
         if m is None:
-            m = self._marked[(column, plain)] = _VISIBLE.sub(MARKERS[column], plain)
+            if _PRINTABLE.fullmatch(plain):  # one C call: every visible ASCII character
+                m = plain.translate(_TO_MARKER[column])
+            else:
+                m = _VISIBLE.sub(MARKERS[column], plain)
+            self._marked[(column, plain)] = m
         return m
 
     def _text(self, console: Any, markup: str) -> str:
         p = self._plain.get(markup)
         if p is None:
-            p = self._plain[markup] = console.render_str(markup).plain
+            # markup of the shapes terminal.py writes, "[dim]text[/]" or plain text, with
+            # no bracket or backslash inside: its text without rich's markup parser
+            m = _SIMPLE_MARKUP.fullmatch(markup)
+            p = self._plain[markup] = m.group(1) if m else console.render_str(markup).plain
         return p
 
     def _by_shape(self, console: Any, key: tuple[Any, ...], cells: Cells, plain: list[list[str]],
@@ -97,10 +109,80 @@ class Tables:
         return None if layout is None else _fill(layout, plain)
 
 
+    def _by_rows(self, console: Any, cells: Cells, plain: list[list[str]],
+                 build: Callable[[Cells | None, bool], Any]) -> str | None:
+        """A long table (a node with 1,000 GPUs has 16,000 rows) laid out a row at a time:
+        rich's work per row is milliseconds, so the table is laid out by rich once per
+        *row shape* and each row filled in, which keeps the report linear in its findings.
+
+        A column's width depends only on the largest minimum and maximum width of its cells,
+        which rows of one shape share: so a table of one row per shape has the whole table's
+        column widths. Rich lays that table out with a one-character sentinel row before each
+        row (too narrow to widen any column), which shows where each row's lines begin and
+        end; the pieces, put together without the sentinels, must be rich's own layout of
+        the table of shapes, and the rows filled with the first real row of each shape must
+        be rich's layout of those real rows, or None (the table is laid out as before)."""
+        from rich.text import Text
+
+        marked = [tuple(self._mark(i, p) for i, p in enumerate(row)) for row in plain]
+        first: dict[tuple[str, ...], int] = {}
+        for k, m in enumerate(marked):
+            first.setdefault(m, k)
+        shapes = list(first)
+        ncol = len(shapes[0])
+        sentinel = ("!",) + ("",) * (ncol - 1)
+        spaced: list[tuple[Any, ...]] = []
+        for m in shapes:
+            spaced.append(tuple(Text(c) for c in sentinel))
+            spaced.append(tuple(Text(c) for c in m))
+        spaced.append(tuple(Text(c) for c in sentinel))
+        lines = _capture(console, build(tuple(spaced), False)).splitlines(keepends=True)  # type: ignore[arg-type]
+        cuts = [i for i, ln in enumerate(lines) if ln.strip() == "!"]
+        if len(cuts) != len(shapes) + 1:
+            return None
+        head, foot = "".join(lines[: cuts[0]]), "".join(lines[cuts[-1] + 1:])
+        blocks = ["".join(lines[a + 1: b]) for a, b in zip(cuts, cuts[1:])]
+        templates = {m: (b, [(x.start(), x.end(), MARKERS.index(b[x.start()]), 0) for x in _RUNS.finditer(b)])
+                     for m, b in zip(shapes, blocks)}
+        compiled = {m: _compile(t) for m, t in templates.items()}
+        plain_shapes = tuple(tuple(Text(c) for c in m) for m in shapes)
+        if head + "".join(blocks) + foot != _capture(console, build(plain_shapes, False)):  # type: ignore[arg-type]
+            return None
+        reps = [first[m] for m in shapes]
+        filled = head + "".join(_fill(templates[marked[k]], [plain[k]]) for k in reps) + foot
+        if filled != _capture(console, build(tuple(cells[k] for k in reps), False)):
+            return None
+        out = [head]
+        for m, row in zip(marked, plain):
+            literals, slices = compiled[m]
+            cols = [c.replace(" ", "") for c in row]
+            out.append(literals[0])
+            out.extend(cols[c][a:b] + lit for (c, a, b), lit in zip(slices, literals[1:]))
+        out.append(foot)
+        return "".join(out)
+
+
+ROWS_AT_ONCE = 64  # a table longer than this is laid out a row shape at a time (_by_rows)
+
+
 def _capture(console: Any, table: Any) -> str:
     with console.capture() as cap:
         console.print(table)
     return str(cap.get())
+
+
+def _compile(layout: tuple[str, list[tuple[int, int, int, int]]]) -> tuple[list[str], list[tuple[int, int, int]]]:
+    """A row template as its literal pieces and, between them, which characters of which
+    column fill each marker run (``_fill``'s work, done once per shape)."""
+    template, runs = layout
+    literals, slices, at, last = [], [], [0] * len(MARKERS), 0
+    for start, end, col, _ in runs:
+        literals.append(template[last:start])
+        slices.append((col, at[col], at[col] + end - start))
+        at[col] += end - start
+        last = end
+    literals.append(template[last:])
+    return literals, slices
 
 
 def _fill(layout: tuple[str, list[tuple[int, int, int, int]]], plain: list[list[str]]) -> str:

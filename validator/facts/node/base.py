@@ -67,19 +67,30 @@ class FactSource(Protocol):
 class ReadError(Exception):
     """A file that could not be read; ``str()`` names the path and the errno text."""
 
-    def __init__(self, path: Path, exc: OSError) -> None:
+    def __init__(self, path: Path, exc: OSError | str) -> None:
         self.path = path
-        reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+        if isinstance(exc, OSError):
+            reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+        else:
+            reason = exc
         super().__init__(f"cannot read {path}: {reason}")
 
 
 def read(path: Path) -> str:
-    """The stripped text of a sysfs/procfs file; raises ReadError (never OSError)."""
+    """The stripped text of a sysfs/procfs file; raises ReadError (never OSError).
+
+    Through the safe opener every other input uses (``validator.safeio``): a regular file
+    only, at most ``CAPS["node file"]`` bytes, so that a FIFO under ``--rootfs`` cannot
+    block the probe and a link to ``/dev/zero`` cannot read until memory runs out (sysfs
+    and procfs attributes are regular files: 4 KiB, or 0 bytes until read)."""
+    from validator.safeio import CAPS, InputError, read_bytes
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read().strip()
-    except OSError as exc:
-        raise ReadError(path, exc) from None
+        raw = read_bytes(path, cap=CAPS["node file"], what="node file")
+    except InputError as exc:
+        why = exc.problem.removeprefix("cannot read: ")
+        raise ReadError(path, "Is a directory" if why.startswith("is a directory") else why) from None
+    return raw.decode("utf-8", errors="replace").strip()
 
 
 def read_fact(path: Path, parse: Callable[[str], Any] = str, *, unit: str | None = None) -> Fact:

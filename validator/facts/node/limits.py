@@ -23,7 +23,6 @@ MEM-02 finding names the process whose limit it judged.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -84,13 +83,15 @@ def _from_process(procfs: Path, name: str, pid: int) -> Fact:
 
 
 def _docker_default(rootfs: Path) -> Fact | None:
+    from validator.jsondoc import JSONProblem, parse
+
     path = rootfs / "etc/docker/daemon.json"
-    try:
-        doc = json.loads(read(path))
+    try:  # the JSON rules of every input: no repeated key, no number beyond any real value
+        doc = parse(read(path))
     except ReadError:
         return None
-    except ValueError as exc:
-        return error(f"{path}: not JSON ({exc})", source=str(path))
+    except JSONProblem as exc:
+        return error(f"{path}: not JSON ({exc.problem})", source=str(path))
     memlock = (doc.get("default-ulimits") or {}).get("memlock") if isinstance(doc, dict) else None
     if not isinstance(memlock, dict) or "Soft" not in memlock:
         return None
