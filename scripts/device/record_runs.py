@@ -60,7 +60,11 @@ def worker(out: Path, mode: str) -> None:  # runs under torchrun
 
     rank = int(os.environ["RANK"])
     restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
-    dist.init_process_group("gloo")
+    # a fresh file store per attempt: the agent's TCP store outlives a restart, and on a CPU VM
+    # here a restarted rank read the killed rank's old address from it (gloo: connection refused)
+    store = out / f".store_attempt{restart}"
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                            world_size=int(os.environ["WORLD_SIZE"]))
     dev = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1)).to(dev)
@@ -139,6 +143,8 @@ def record(out_root: Path, name: str) -> int:
     env = {"GLOO_SOCKET_IFNAME": "lo", **os.environ, "NCCL_DEBUG": "INFO", "PYTHONUNBUFFERED": "1"}
     with open(out / "console.log", "w") as log:
         rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=150).returncode
+    for f in out.glob(".store_attempt*"):
+        f.unlink()
     shutil.rmtree(out / "ckpt", ignore_errors=True)  # payloads are not evidence; truth.jsonl says where it resumed
     with open(out / "versions.txt", "w") as f:
         import torch
