@@ -104,6 +104,7 @@ def lint_documents(
     by_folder: bool = False,
     recovery_logs: tuple[Path, ...] = (),
     whole: tuple[Path, ...] = (),
+    runs: tuple[Path, ...] = (),
 ) -> list[dict[str, Any]]:
     """The job documents of the PATHs: a file is one job (with the files it names), a
     directory holds as many jobs as it has entry points (``validator.jobs.grouping``),
@@ -126,6 +127,9 @@ def lint_documents(
     for p in recovery_logs:  # a missing log is a mistyped option, like a missing PATH
         if not p.exists() and not p.is_symlink():
             raise SpecCheckError("no such file or directory (--recovery-log)", file=str(p))
+    for p in runs:
+        if not p.exists():
+            raise SpecCheckError("no such file or directory (--run)", file=str(p))
     origins = {
         name: p.origin for name, p in (("gpu_count", gpu), ("step_time", step)) if p is not None
     }
@@ -144,7 +148,12 @@ def lint_documents(
     for p in whole:
         docs += read_job([p], kind, name=str(p), strict=not ignore_unknown, named_real=named,
                          origins=origins, **kw)
-    _add_recovery(docs, recovery_logs)
+    if runs:
+        from validator.runs.lint import add_run
+
+        docs = add_run(docs, runs, recovery_logs)
+    else:
+        _add_recovery(docs, recovery_logs)
     if ignore_unknown:
         for d in docs:
             _drop_unrecognized_errors(d)
@@ -229,6 +238,17 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     "measures each failure's time to the first training step after it against "
     "recovery_bound.",
 )
+@click.option(
+    "--run",
+    "runs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="A folder of one run's outputs, finished or still being written (repeatable): "
+    "TensorBoard event files, metrics.csv, trainer_state.json, JSON-lines metrics, an "
+    "MLflow file store, launcher logs. MON-01, MON-02 and REC-02 are measured from what the "
+    "run emitted; with no PATH the run alone is judged. Event files need "
+    "'training-spec-check[runs]' (tensorboard).",
+)
 @common_options
 def lint(
     paths: tuple[Path, ...],
@@ -237,6 +257,7 @@ def lint(
     jobs_of_files: bool,
     recovery_logs: tuple[Path, ...],
     whole: tuple[Path, ...],
+    runs: tuple[Path, ...],
     **kwargs: Any,
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
@@ -254,8 +275,8 @@ def lint(
 
     from validator.model import RuleDoc
 
-    if not paths and not whole:
-        raise click.UsageError("give at least one PATH (or --job PATH)")
+    if not paths and not whole and not runs:
+        raise click.UsageError("give at least one PATH (or --job PATH, or --run DIR)")
     opts = run_options(kwargs)
     built = build(opts, ("job",))
     docs = lint_documents(
@@ -266,9 +287,10 @@ def lint(
         by_folder=jobs_of_files,
         recovery_logs=recovery_logs,
         whole=whole,
+        runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]
+    clean = [{k: v for k, v in d.items() if k not in ("errors", "run")} for d in jobs]
     report = evaluate_documents("lint", built, opts, clean, [d["subject"]["name"] for d in jobs])
     errors = _error_findings(docs)
     if errors:
@@ -285,4 +307,8 @@ def lint(
         )
         report = replace(report, findings=findings, rules=(*report.rules, doc))
     report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
+    if runs:
+        from validator.runs.lint import finish_report
+
+        report = finish_report(report, docs, built.pack)
     finish(report, opts)
