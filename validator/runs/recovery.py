@@ -65,12 +65,27 @@ def _fix_year(t: datetime, near: float) -> datetime:
     return best
 
 
+def _merged(restarts: list[tuple[Restart, Stream]]) -> list[tuple[Restart, Stream]]:
+    """One restart seen by several streams (the event files and a JSON-lines log of the same
+    job) is one: restarts whose pauses (last emission before to first after) overlap are
+    merged, keeping the stream that saw the job resume first."""
+    out: list[tuple[Restart, Stream]] = []
+    for r, s in restarts:  # by wall_after
+        if out:
+            prev = out[-1][0]
+            lo = r.wall_before if r.wall_before is not None else r.wall_after
+            if lo is not None and prev.wall_after is not None and lo <= prev.wall_after:
+                continue
+        out.append((r, s))
+    return out
+
+
 def incidents(log_events: list[Any], dated: dict[str, bool], streams: list[Stream]) -> list[Incident]:
     from validator.jobs.recovery_log import incidents as log_incidents
 
     timed = [s for s in streams if s.timed]
-    restarts = sorted(((r, s) for s in timed for r in s.restarts if r.wall_after is not None),
-                      key=lambda rs: rs[0].wall_after or 0.0)
+    restarts = _merged(sorted(((r, s) for s in timed for r in s.restarts if r.wall_after is not None),
+                              key=lambda rs: rs[0].wall_after or 0.0))
     near = min((s.first_wall for s in timed if s.first_wall is not None), default=None)
     fails = []
     for e in log_events:
