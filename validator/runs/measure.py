@@ -56,6 +56,10 @@ def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scala
                 files: list[Path], what: str, tails: dict[str, readers.Tail]) -> None:
     try:
         _feed(stream, scalars)
+    except readers.TensorBoardMissing as exc:
+        ev.errors.append(exc)
+        ev.passed += [{"file": str(p), "why": f"not read: {readers.INSTALL_HINT}"} for p in files]
+        return
     except readers.RunFileError as exc:
         ev.errors.append(exc)
     except OSError as exc:
@@ -86,7 +90,7 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
         for folder, files in by_folder.items():
             tails: dict[str, readers.Tail] = {}
             _run_stream(ev, Stream(str(folder), "tensorboard", classify),
-                        readers.event_files(files, tails), files, AS["tensorboard"], tails)
+                        readers.event_files(files, tails, ev.errors), files, AS["tensorboard"], tails)
         for kind, reader in (("csv", readers.metrics_csv), ("jsonl", readers.json_lines),
                              ("trainer_state", readers.trainer_state)):
             for p in s.files.get(kind, []):

@@ -6,9 +6,10 @@ cannot trust. A half-written *last* record or line, which a file still being wri
 has, is not an error: the reader stops there and says how many bytes it passed over
 (``Tail``).
 
-TensorBoard event files are read with tensorboard's own reader (``RawEventFileLoader``:
-TFRecord framing with both CRCs checked, then ``Event.FromString``), never with the
-``EventAccumulator``, which keeps a reservoir sample of 10,000 scalars and would hide gaps.
+TensorBoard event files are read with tensorboard's own record reader (the iterator under
+``RawEventFileLoader``: TFRecord framing with both CRCs checked, then ``Event.FromString``),
+never with the ``EventAccumulator``, which keeps a reservoir sample of 10,000 scalars and
+would hide gaps.
 tensorboard is an optional dependency (``pip install 'training-spec-check[runs]'``),
 imported only when a run holds an event file. Its reader raises ``DataLossError`` both for
 a truncated record ("has truncated record in ...") and for a corrupt one ("failed ... crc32
@@ -62,13 +63,20 @@ class Tail:
 
 
 def _tb() -> tuple[Any, Any, Any]:
+    """tensorboard's record iterator, Event class and DataLossError, or Nones.
+
+    The iterator is the one beneath ``RawEventFileLoader`` (``_make_tf_record_iterator``:
+    TensorFlow's reader where TF is installed, else tensorboard's stub, both checking the
+    two CRCs). The loader itself is not used: it swallows every ``DataLossError`` so that a
+    file being written can be polled again, which makes a corrupt record look like the end
+    of the file, a silent loss of everything after it."""
     try:
-        from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+        from tensorboard.backend.event_processing import event_file_loader
         from tensorboard.compat import tf
         from tensorboard.compat.proto import event_pb2
     except ImportError:
         return None, None, None
-    return RawEventFileLoader, event_pb2.Event, tf.errors.DataLossError
+    return event_file_loader._make_tf_record_iterator, event_pb2.Event, tf.errors.DataLossError
 
 
 def _tensor_scalar(t: Any) -> float | None:
@@ -90,14 +98,14 @@ def _tensor_scalar(t: Any) -> float | None:
 
 def event_file(path: Path, tail: Tail) -> Iterator[Scalar]:
     """The scalars of one TensorBoard event file, in record order."""
-    loader_cls, event_cls, data_loss = _tb()
-    if loader_cls is None:
+    records_of, event_cls, data_loss = _tb()
+    if records_of is None:
         raise TensorBoardMissing(str(path), None, f"a TensorBoard event file, and tensorboard is not "
                                                   f"installed to read it: {INSTALL_HINT}")
     size = path.stat().st_size
     offset = 0
     n = 0
-    records = loader_cls(str(path)).Load()
+    records = records_of(str(path))
     while True:
         try:
             rec = next(records)
@@ -131,10 +139,19 @@ def event_file(path: Path, tail: Tail) -> Iterator[Scalar]:
                     yield v.tag, step, wall, x
 
 
-def event_files(paths: list[Path], tails: dict[str, Tail]) -> Iterator[Scalar]:
+def event_files(paths: list[Path], tails: dict[str, Tail], errors: list[RunFileError]) -> Iterator[Scalar]:
+    """A folder's event files in order; a file that cannot be read to the end is an error
+    of its own, and the next file is still read (a restart's new file is the evidence)."""
     for p in paths:
         tails[str(p)] = t = Tail()
-        yield from event_file(p, t)
+        try:
+            yield from event_file(p, t)
+        except TensorBoardMissing:
+            raise
+        except RunFileError as exc:
+            errors.append(exc)
+        except OSError as exc:
+            errors.append(RunFileError(str(p), None, f"cannot be read ({exc.strerror or exc})"))
 
 
 def _num(x: Any) -> float | None:

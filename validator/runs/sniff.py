@@ -145,6 +145,8 @@ def survey(root: Path) -> Survey:
     else:
         for d, dirs, names in os.walk(root, followlinks=False):
             dirs.sort()
+            # a link to a folder is listed among the folders, and not walked: say so
+            paths += [Path(d) / n for n in dirs if (Path(d) / n).is_symlink()]
             for n in sorted(names):
                 paths.append(Path(d) / n)
     seen = 0
