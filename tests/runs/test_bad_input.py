@@ -146,3 +146,21 @@ def test_links_are_not_followed(tmp_path: Path) -> None:
     (run / "elsewhere").symlink_to(RUN)
     ev, _ = measure(run)
     assert {"file": str(run / "elsewhere"), "why": "a link: not followed"} in ev.passed
+
+
+def test_a_huge_line_is_an_error_not_a_memory_blowup(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "m.jsonl").write_text('{"step": 1, "loss": 2.0}\n' + "x" * (2 * 1024 * 1024) + "\n")
+    ev, _ = measure(run)
+    [err] = ev.errors
+    assert (err.line, err.message) == (2, "a line longer than 1 MiB")
+
+
+def test_fifo_in_a_run_folder_is_passed_over(tmp_path: Path) -> None:
+    import os
+
+    run = _copy_tb(tmp_path)
+    os.mkfifo(run / "pipe")
+    ev, _ = measure(run)
+    assert {"file": str(run / "pipe"), "why": "not a regular file"} in ev.passed

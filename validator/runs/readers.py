@@ -176,13 +176,30 @@ def _time_of(rec: dict[str, Any]) -> tuple[str | None, float | None]:
     return None, None
 
 
+MAX_LINE = 1024 * 1024  # a metric record is a few hundred bytes; a longer line is no metric log
+
+
+def _lines(f: Any, path: Path) -> Iterator[tuple[int, str]]:
+    """(number, line) with each line read to at most MAX_LINE characters: a file of one
+    10 GB line must not be held in memory to find out it is not a metric log."""
+    n = 0
+    while True:
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > MAX_LINE:
+            raise RunFileError(str(path), n, f"a line longer than {MAX_LINE >> 20} MiB")
+        yield n, line
+
+
 def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
     """JSON lines, one record a line: ``step`` (or global_step, iteration, ...), an optional
     Unix time (time, timestamp, wall_time, _timestamp), every other number a metric."""
     with open(path, encoding="utf-8", errors="strict") as f:
         n = 0
         try:
-            for n, line in enumerate(f, 1):  # noqa: B007
+            for n, line in _lines(f, path):  # noqa: B007
                 if not line.strip():
                     continue
                 try:
@@ -300,7 +317,7 @@ def mlflow_run(files: list[tuple[str, Path]], tail: Tail) -> Iterator[Scalar]:
 
     def lines(key: str, p: Path) -> Iterator[tuple[float, int, str, int | None, float]]:
         with open(p, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
+            for n, line in _lines(f, p):
                 s = line.strip()
                 if not s:
                     continue
