@@ -40,6 +40,7 @@ def test_hf_crash_recovery_is_the_truth_within_1_5_s() -> None:
     rec = f["recovery"]["value"]
     assert abs(truth_recovery(run) - 12.6) < 0.05  # the README's figure, from truth.jsonl
     assert abs(rec - truth_recovery(run)) <= 1.5, rec
+    assert round(rec, 1) == 12.3  # the figure docs/runs.md states
     assert "failed (exitcode: -9)" in f["failure"]["value"]
     src = f["recovery"]["source"]
     assert "console.log:21" in src and "train/loss step 110" in src and "year from the run's metrics" in src
