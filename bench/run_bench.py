@@ -11,7 +11,8 @@ time each) as TFRecord event files, then times, each in a fresh process:
   the families, the cadence histograms, restarts and stalls), the whole of ``lint --run``'s
   reading.
 
-Prints both CPU times (the machine's load does not move them as it moves wall time), the ratio (aim: at most 1.5) and each process's peak memory (max RSS;
+Prints both CPU times (the machine's load does not move them as it moves wall time), the
+ratio (aim: at most 1.5) and each process's peak memory (max RSS;
 aim: ours under 200 MiB whatever N). Generation is slow (tensorboard's CRC32C is pure
 Python where TensorFlow is not installed, and the baseline pays the same per record): at
 10 million scalars expect tens of minutes on a laptop. Nothing here is asserted in tests.

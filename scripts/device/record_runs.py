@@ -81,7 +81,7 @@ def worker(out: Path, mode: str) -> None:  # runs under torchrun
         if rank == 0:
             _truth(out, restart=restart, event="resume_from", step=start)
     writer = SummaryWriter(str(out / "tb")) if rank == 0 else None
-    jl = open(out / "metrics.jsonl", "a") if rank == 0 else None
+    jl = open(out / "metrics.jsonl", "a") if rank == 0 else None  # noqa: SIM115 (closed after the loop)
     last = time.time()
     for step in range(start + 1, STEPS + 1):
         x = torch.randn(32, 64, device=dev)
@@ -147,9 +147,9 @@ def record(out_root: Path, name: str) -> int:
         f.unlink()
     shutil.rmtree(out / "ckpt", ignore_errors=True)  # payloads are not evidence; truth.jsonl says where it resumed
     with open(out / "versions.txt", "w") as f:
+        import tensorboard
         import torch
 
-        import tensorboard
         f.write(f"torch {torch.__version__} tensorboard {tensorboard.__version__} "
                 f"cuda {torch.cuda.is_available()} python {sys.version.split()[0]}\n")
     print(f"{name}: torchrun exit {rc}, {sum(1 for _ in out.rglob('*') if _.is_file())} files in {out}")

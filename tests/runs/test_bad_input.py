@@ -35,7 +35,7 @@ def test_half_written_last_record_is_read_up_to_it(tmp_path: Path) -> None:
     full, _ = measure(run)
     data = ev_file.read_bytes()
     ev_file.write_bytes(data[:-7])  # the last record's data cut: a writer mid-flush
-    ev, facts = measure(run)
+    ev, _ = measure(run)
     assert ev.errors == []
     note = next(r for r in ev.read if r["file"] == str(ev_file))["note"]
     assert "still being written" in note and "half-written" in note
@@ -98,7 +98,7 @@ def test_json_line_that_does_not_parse_names_file_and_line(tmp_path: Path) -> No
     lines = (RUN / "metrics.jsonl").read_text().splitlines(keepends=True)
     lines[3] = lines[3][:20] + "\n"
     (run / "metrics.jsonl").write_text("".join(lines))
-    ev, facts = measure(run)
+    ev, _ = measure(run)
     [err] = ev.errors
     assert (err.file, err.line) == (str(run / "metrics.jsonl"), 4) and err.message.startswith("not JSON")
     r = spec_check("lint", "--run", str(run))

@@ -5,6 +5,7 @@ the run's truth.jsonl, written by the training script itself."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from pathlib import Path
 
@@ -22,7 +23,7 @@ CPU_RUNS = sorted(p for p in FIXTURES.iterdir() if (p / "truth.jsonl").is_file()
 
 def _truth_gap(run: Path) -> float:
     t = [r["t"] for r in truth(run) if r["event"] in ("log", "step") and r["restart"] == 0]
-    return statistics.median(b - a for a, b in zip(t, t[1:]))
+    return statistics.median(b - a for a, b in itertools.pairwise(t))
 
 
 @needs_recordings

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.jobs.util import spec_check
-from tests.runs.util import FIXTURES, RECORDINGS, measure
+from tests.runs.util import FIXTURES, RECORDINGS
 from validator.runs.cadence import Stream
 from validator.runs.families import FAMILIES, MON01, classify
 from validator.runs.sniff import kind_of
@@ -137,7 +137,6 @@ def test_every_recorded_tag_is_classified_or_knowingly_not() -> None:
     """Each name the recorded HF and Lightning runs logged: a family, or one of the names
     that is no family (counters, learning rate, epoch, time, CUDA allocator counts)."""
     pytest.importorskip("tensorboard")
-    ev, _ = measure(RECORDINGS / "pl_clean")
     csv_head = (RECORDINGS / "pl_clean" / "csv" / "version_0" / "metrics.csv").read_text().splitlines()[0]
     unclassified = {n for n in csv_head.split(",") if classify(n) is None}
     for n in unclassified:

@@ -173,7 +173,7 @@ class Stream:
                 last = st[0]
                 back = last is not None and (step < last or (
                     step == last and wall is not None and st[2] is not None
-                    and wall - st[2] > SAME_STEP_RESTART_S))  # type: ignore[operator]
+                    and wall - st[2] > SAME_STEP_RESTART_S))
                 if back and st[1] == self._gen:
                     self._gen += 1
                     self._restart(tag, step, wall)

@@ -65,7 +65,7 @@ def mon01(ev: RunEvidence) -> dict[str, Fact]:
         found = [(m, _best(ev, m)) for m in members]
         hit = next(((m, b) for m, b in found if b is not None), None)
         if hit is not None:
-            m, (s, f) = hit  # type: ignore[misc]
+            m, (s, f) = hit
             what = "" if m == fam else f" ({m})"
             out[f"job.metrics.{fam}"] = value(
                 "emitted",
@@ -86,7 +86,8 @@ def mon01(ev: RunEvidence) -> dict[str, Fact]:
     if any(s.families.get("energy") for s in ev.streams):
         b = _best(ev, "energy")
         assert b is not None
-        out["job.metrics.energy"] = value(True, source=f"measured in the run: {', '.join(b[1].tags[:3])} in {b[0].name}")
+        out["job.metrics.energy"] = value(True, source=f"measured in the run: {', '.join(b[1].tags[:3])} "
+                                                       f"in {b[0].name}")
     return out
 
 
@@ -102,7 +103,8 @@ def _family_item(s: Stream, f: Family) -> dict[str, Any]:
     med_w, p95_w = f.wall_gap(0.5), f.wall_gap(0.95)
     fields: dict[str, Fact] = {
         "emissions": value(f.emissions, source=src, location=loc),
-        "tags": value(", ".join(f.tags) + (f" and {f.tag_count - len(f.tags)} more" if f.tag_count > len(f.tags) else "")),
+        "tags": value(", ".join(f.tags) + (f" and {f.tag_count - len(f.tags)} more"
+                                           if f.tag_count > len(f.tags) else "")),
         "source": value(s.name),
         "step_gap_median": value(_num(f.step_gap(0.5)), source=src, location=loc),
         "step_gap_p95": value(_num(f.step_gap(0.95)), source=src, location=loc),
@@ -171,7 +173,8 @@ def _incident_item(inc: Incident) -> dict[str, Any]:
         fields["resumed"] = value(f"{r.tag} step {r.step_after}", location={"file": s.name})
         rec: Fact = value(round(secs, 3), unit="sec", source=f"{start} -> {end}", location=loc)
         if secs < 0 or not math.isfinite(secs):
-            rec = error(f"the restart's first step comes before the failure: {start} -> {end}", source=e.text if e else None)
+            rec = error(f"the restart's first step comes before the failure: {start} -> {end}",
+                        source=e.text if e else None)
             rec["location"] = loc
     elif inc.log_resume is not None and secs is not None:
         lr = inc.log_resume

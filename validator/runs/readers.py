@@ -199,7 +199,7 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
     with open(path, encoding="utf-8", errors="strict") as f:
         n = 0
         try:
-            for n, line in _lines(f, path):  # noqa: B007
+            for n, line in _lines(f, path):
                 if not line.strip():
                     continue
                 try:
@@ -253,7 +253,7 @@ def metrics_csv(path: Path, tail: Tail) -> Iterator[Scalar]:
                     w = _cell(row[ti])
                     wall = (w / 1000.0 if w > 1e11 else w) if w is not None and w > 1e8 else None
                 for i, cell in enumerate(row):
-                    if i == si or i == ti or not cell:
+                    if i in (si, ti) or not cell:
                         continue
                     x = _cell(cell)
                     if x is not None:
