@@ -83,10 +83,10 @@ def test_recorded_runs_mon01_families(run: str, emitted: set[str], missing: set[
     got = {f for f in emitted | missing if facts[f"job.metrics.{f}"]["value"] == "emitted"}
     assert got == emitted
     if run == "pl_clean":  # ThroughputMonitor and DeviceStatsMonitor, by Lightning's own names
-        assert "Lightning 2.6.6" in facts["job.metrics.gpu_utilization"]["source"]
+        assert "as Lightning 2.6.6 names it" in facts["job.metrics.gpu_utilization"]["source"]
         assert "DeviceStatsMonitor" in facts["job.metrics.memory"]["source"]
     else:
-        assert "train/grad_norm (HF transformers 5.17.0)" in facts["job.metrics.gradient_stats"]["source"]
+        assert "train/grad_norm (as HF transformers 5.17.0 names it)" in facts["job.metrics.gradient_stats"]["source"]
 
 
 @needs_recordings

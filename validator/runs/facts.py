@@ -49,6 +49,13 @@ def _best(ev: RunEvidence, fam: str) -> tuple[Stream, Family] | None:
     return None if best is None else (best[1], best[2])
 
 
+def _names(f: Family, n: int = 3) -> str:
+    """The family's names and whose names they are: a framework's (with the version its names
+    were read at) or a generic pattern's."""
+    who = "a generic name pattern" if f.framework == "any framework" else f"as {f.framework} names it"
+    return f"{', '.join(f.tags[:n])} ({who})"
+
+
 def _errors_note(ev: RunEvidence) -> str:
     e = ev.errors[0]
     more = f" (and {len(ev.errors) - 1} more)" if len(ev.errors) > 1 else ""
@@ -69,7 +76,7 @@ def mon01(ev: RunEvidence) -> dict[str, Fact]:
             what = "" if m == fam else f" ({m})"
             out[f"job.metrics.{fam}"] = value(
                 "emitted",
-                source=f"measured in the run{what}: {', '.join(f.tags[:3])} ({f.framework}), "
+                source=f"measured in the run{what}: {_names(f)}, "
                        f"{f.emissions} emissions in {s.name}",
                 location={"file": s.name})
         elif ev.errors:
@@ -99,7 +106,7 @@ def _gap_text(g: Gap, med: float | None) -> str:
 
 def _family_item(s: Stream, f: Family) -> dict[str, Any]:
     loc = {"file": s.name}
-    src = f"{', '.join(f.tags[:3])} ({f.framework}) in {s.name}: {f.emissions} emissions"
+    src = f"{_names(f)} in {s.name}: {f.emissions} emissions"
     med_w, p95_w = f.wall_gap(0.5), f.wall_gap(0.95)
     fields: dict[str, Fact] = {
         "emissions": value(f.emissions, source=src, location=loc),
