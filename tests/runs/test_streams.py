@@ -171,3 +171,25 @@ def test_a_run_beside_a_job_replaces_what_the_config_declared(tmp_path: Path) ->
     assert by["REC-02.measured-recovery-too-slow"]["status"] == "pass"
     assert "PREC-01.full-precision-training" in by  # the config's own rules are still judged
     assert doc["extra"]["run"]["read"] and doc["extra"]["jobs"][0]["name"] == str(cfg)
+
+
+def test_a_name_of_no_family_repeating_its_step_is_no_restart() -> None:
+    s = Stream("x", "tensorboard")
+    s.add("epoch", 99, 100.0, 0.0)
+    s.add("epoch", 99, 130.0, 0.0)  # logged again after a 30 s validation loop
+    assert s.restarts == []
+    s.add("train_loss", 99, 130.0, 1.0)
+    s.add("train_loss", 99, 160.0, 1.0)  # a loss at the same step again, 30 s later: a resumed job
+    assert [r.step_after for r in s.restarts] == [99]
+
+
+def test_mlflow_step_0_is_no_step(tmp_path: Path) -> None:
+    run = tmp_path / "mlruns" / "0" / "abc" / "metrics"
+    run.mkdir(parents=True)
+    (run / "loss").write_text("".join(f"{1795000000000 + i * 2000} {1.0 / (i + 1)} 0\n" for i in range(10)))
+    from tests.runs.util import measure
+
+    ev, facts = measure(tmp_path)
+    loss = ev.streams[0].families["loss"]
+    assert loss.emissions == 10 and ev.streams[0].restarts == []
+    assert loss.wall_gap(0.5) == pytest.approx(2.0)

@@ -10,9 +10,10 @@ files in name order, one CSV, one JSON-lines file, one MLflow run). Each scalar 
 * **Gaps** between consecutive emissions, in steps and in seconds, go into histograms
   (exact for steps; three significant digits for seconds), so the median and p95 cost the
   same memory after ten steps as after ten million.
-* **A restart** is a name whose step goes back, or repeats after more than
-  ``SAME_STEP_RESTART_S`` (HF logs ``epoch`` twice at the last step within milliseconds; a
-  resumed job logs step 110 again 13 s later). The gap across a restart is recovery
+* **A restart** is a name whose step goes back, or a metric family's name whose step repeats
+  after more than ``SAME_STEP_RESTART_S`` (HF logs ``epoch`` twice at the last step within
+  milliseconds, Lightning logs it again after a validation loop; a resumed job logs its loss
+  at step 110 again 13 s later). The gap across a restart is recovery
   (REC-02), not a metrics gap: cadence starts again after it.
 * **A stall** is a gap of at least ``STALL_FACTOR`` times the family's median and
   ``STALL_MIN_S`` seconds; the ``KEEP`` longest gaps are kept to name them.
@@ -155,6 +156,7 @@ class Stream:
         self._gen = 0
         self._top: int | None = None
         self._last_wall: float | None = None
+        self._jump: tuple[float, float] | None = None  # the latest pause: (wall before, wall after)
 
     def add(self, tag: str, step: int | None, wall: float | None, value: float) -> None:
         self.scalars += 1
@@ -162,6 +164,9 @@ class Stream:
             self.timed += 1
             if self.first_wall is None:
                 self.first_wall = wall
+            elif self._last_wall is not None and wall - self._last_wall > SAME_STEP_RESTART_S:
+                self._jump = (self._last_wall, wall)
+        m = self.classify(tag)
         if step is not None:
             st = self._tags.get(tag)
             if st is None:
@@ -171,16 +176,17 @@ class Stream:
                     self.untracked += 1
             else:
                 last = st[0]
+                # a repeated step is a restart only for a metric's name: Lightning logs "epoch"
+                # again at the same step after a validation loop, a resumed job logs its loss again
                 back = last is not None and (step < last or (
-                    step == last and wall is not None and st[2] is not None
+                    m is not None and step == last and wall is not None and st[2] is not None
                     and wall - st[2] > SAME_STEP_RESTART_S))
                 if back and st[1] == self._gen:
                     self._gen += 1
-                    self._restart(tag, step, wall)
+                    self._restart(tag, step, wall, st[2])
                 st[0], st[1], st[2] = step, self._gen, wall
             if self._top is None or step > self._top:
                 self._top = step
-        m = self.classify(tag)
         if m is not None:
             fam = self.families.get(m.family)
             if fam is None:
@@ -197,9 +203,16 @@ class Stream:
         if wall is not None:
             self._last_wall = wall
 
-    def _restart(self, tag: str, step: int, wall: float | None) -> None:
+    def _restart(self, tag: str, step: int, wall: float | None, tag_wall: float | None) -> None:
+        """A restart seen at ``tag``: timed from the pause before it (the last scalar before
+        the wall-time jump, the first after it) when the pause came after this name's previous
+        emission, since the restarted job may log other names first (Lightning's device stats
+        before its loss); else from the scalar before this one."""
+        before, after = self._last_wall, wall
+        if self._jump is not None and tag_wall is not None and self._jump[0] >= tag_wall:
+            before, after = self._jump
         if len(self.restarts) >= MAX_RESTARTS:
             self.restarts_dropped += 1
         else:
-            self.restarts.append(Restart(tag, self._top, step, self._last_wall, wall))
+            self.restarts.append(Restart(tag, self._top, step, before, after))
         self._top = step

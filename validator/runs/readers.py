@@ -329,7 +329,8 @@ def mlflow_run(files: list[tuple[str, Path]], tail: Tail) -> Iterator[Scalar]:
                         tail.what = f"{p}:{n} (half-written)"
                         return
                     raise RunFileError(str(p), n, "not an MLflow metric line (timestamp value step)")
-                step = int(m.group(3)) if m.group(3) is not None else None
+                # MLflow writes step 0 where the caller gave none: no step, not one step repeated
+                step = int(m.group(3)) if m.group(3) is not None and m.group(3) != "0" else None
                 yield int(m.group(1)) / 1000.0, n, key, step, x
 
     merged = heapq.merge(*(lines(k, p) for k, p in files), key=lambda r: r[0])
