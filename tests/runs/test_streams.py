@@ -189,7 +189,7 @@ def test_mlflow_step_0_is_no_step(tmp_path: Path) -> None:
     (run / "loss").write_text("".join(f"{1795000000000 + i * 2000} {1.0 / (i + 1)} 0\n" for i in range(10)))
     from tests.runs.util import measure
 
-    ev, facts = measure(tmp_path)
+    ev, _ = measure(tmp_path)
     loss = ev.streams[0].families["loss"]
     assert loss.emissions == 10 and ev.streams[0].restarts == []
     assert loss.wall_gap(0.5) == pytest.approx(2.0)
