@@ -144,3 +144,28 @@ def test_cli_stall_nan_fails_and_warns() -> None:
     assert ("loss", "fail") in by["MON-02.nonfinite-values"]
     assert ("loss", "warn") in by["MON-02.metrics-stalled"]
     assert by["REC-02.measured-recovery-too-slow"] == [(None, "skip")]
+
+
+@needs_recordings
+def test_a_failure_with_no_restart_after_it_is_not_resumed(tmp_path: Path) -> None:
+    """hf_crash cut after the failure: its console and the first attempt's event file only."""
+    import shutil
+
+    src = RECORDINGS / "hf_crash"
+    (tmp_path / "tb").mkdir()
+    shutil.copy(src / "console.log", tmp_path / "console.log")
+    first = sorted((src / "tb").iterdir())[0]
+    shutil.copy(first, tmp_path / "tb" / first.name)
+    _, facts = measure(tmp_path)
+    [inc] = facts["job.recovery.measured"]["items"]
+    assert inc["fields"]["recovery"]["error"].startswith("not resumed in the run")
+    assert inc["fields"]["recovery"]["location"]["line"] == 21
+
+
+@pytest.mark.parametrize("run", ["pl_cpu_resume", "mlflow_cpu"])
+def test_a_restart_without_a_failure_line_is_an_upper_bound(run: str) -> None:
+    _, facts = measure(FIXTURES / run)
+    [inc] = facts["job.recovery.measured"]["items"]
+    rec = inc["fields"]["recovery"]
+    assert "failure" not in inc["fields"] and "no failure line" in rec["source"] and "upper bound" in rec["source"]
+    assert rec["value"] >= truth_recovery(FIXTURES / run) - 0.5  # the pause includes the time before the kill
