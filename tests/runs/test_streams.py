@@ -193,3 +193,18 @@ def test_mlflow_step_0_is_no_step(tmp_path: Path) -> None:
     loss = ev.streams[0].families["loss"]
     assert loss.emissions == 10 and ev.streams[0].restarts == []
     assert loss.wall_gap(0.5) == pytest.approx(2.0)
+
+
+def test_histograms_stay_small_whatever_the_gaps() -> None:
+    import random
+
+    rnd = random.Random(0)
+    s = Stream("x", "jsonl")
+    step, t = 0, 0.0
+    for _ in range(50_000):
+        step += rnd.randrange(1, 10**7)
+        t += rnd.random() * 1000
+        s.add("loss", step, 1.7e9 + t, 1.0)
+    f = s.families["loss"]
+    assert len(f.step_gaps) < 10_000 and len(f.wall_gaps) < 10_000
+    assert f.step_gap(0.5) == pytest.approx(5e6, rel=0.05)

@@ -8,7 +8,7 @@ files in name order, one CSV, one JSON-lines file, one MLflow run). Each scalar 
   at the same step (HF's loss and grad_norm, Lightning's per-parameter grad norms) are one
   emission.
 * **Gaps** between consecutive emissions, in steps and in seconds, go into histograms
-  (exact for steps; three significant digits for seconds), so the median and p95 cost the
+  (exact for steps up to 1000; three significant digits above and for seconds), so the median and p95 cost the
   same memory after ten steps as after ten million.
 * **A restart** is a name whose step goes back, or a metric family's name whose step repeats
   after more than ``SAME_STEP_RESTART_S`` (HF logs ``epoch`` twice at the last step within
@@ -106,7 +106,8 @@ class Family:
         if self.first_step is None:
             self.first_step = step
         if step is not None and self.last_step is not None and step > self.last_step:
-            self.step_gaps[step - self.last_step] += 1
+            d = step - self.last_step  # exact up to 1000 steps, 3 significant digits above
+            self.step_gaps[d if d <= 1000 else int(_q3(d))] += 1
         if wall is not None and self.last_wall is not None and wall >= self.last_wall:
             g = wall - self.last_wall
             self.wall_gaps[_q3(g)] += 1
