@@ -45,3 +45,14 @@ def test_device_stats_cpu_counts_for_no_family() -> None:
     for k in ("cpu_percent", "cpu_vm_percent", "cpu_swap_percent"):
         assert classify(f"DeviceStatsMonitor.on_train_batch_end/{k}") is None
     assert classify("DeviceStatsMonitor.on_train_batch_end/allocated_bytes.all.current").family == "memory"
+
+
+def test_which_framework_rows_are_pinned() -> None:
+    import yaml
+
+    data = yaml.safe_load((Path(__file__).resolve().parents[2] / "validator" / "runs" / "tags.yaml").read_text())
+    version = {fw["name"]: fw["version"] for fw in data["frameworks"]}
+    assert (version["HF transformers"], version["Lightning"]) == ("5.17.0", "2.6.6")
+    assert version["torchtitan"].startswith("commit ")
+    assert all("unpinned" in version[n] for n in ("Megatron-LM", "NeMo", "DeepSpeed monitor"))
+    assert "torchtitan at the commit its names were read at" in FLAT

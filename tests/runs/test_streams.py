@@ -110,7 +110,7 @@ def test_every_framework_row_names_its_version_and_source() -> None:
     ("grad_2.0_norm_total", "gradient_stats", "Lightning 2.6.6"),
     ("train/device/samples_per_sec", "throughput", "Lightning 2.6.6"),
     ("DeviceStatsMonitor.on_train_batch_end/reserved_bytes.all.current", "memory", "Lightning 2.6.6"),
-    ("memory/max_reserved(GiB)", "memory", "torchtitan"),
+    ("memory/max_reserved(GiB)", "memory", "torchtitan commit c594d8ac"),
     ("mfu(%)", "throughput", "torchtitan"),
     ("lm loss", "loss", "Megatron-LM"),
     ("mem-reserved-bytes", "memory", "Megatron-LM"),
