@@ -6,6 +6,7 @@ the run's truth.jsonl, written by the training script itself."""
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 from pathlib import Path
 
@@ -139,7 +140,10 @@ def test_cli_stall_nan_fails_and_warns() -> None:
     r = spec_check("lint", "--run", str(FIXTURES / "cpu_stall_nan"), "--format", "json")
     assert r.returncode == 1, r.stderr
     by = {}
-    for f in json.loads(r.stdout)["findings"]:
+    findings = json.loads(r.stdout)["findings"]
+    p95 = next(f for f in findings if f["rule"] == "MON-02.measured-interval-too-long" and f["item"] == "loss")
+    assert re.search(r"\(median [\d.]+ s, p95 [\d.]+ s between emissions; train/loss", p95["message"])
+    for f in findings:
         by.setdefault(f["rule"], []).append((f.get("item"), f["status"]))
     assert ("loss", "fail") in by["MON-02.nonfinite-values"]
     assert ("loss", "warn") in by["MON-02.metrics-stalled"]

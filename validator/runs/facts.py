@@ -114,12 +114,16 @@ def _family_item(s: Stream, f: Family) -> dict[str, Any]:
                                            if f.tag_count > len(f.tags) else "")),
         "source": value(s.name),
         "step_gap_median": value(_num(f.step_gap(0.5)), source=src, location=loc),
-        "step_gap_p95": value(_num(f.step_gap(0.95)), source=src, location=loc),
+        "step_gap_p95": value(_num(f.step_gap(0.95)),
+                              source=f"median {_num(f.step_gap(0.5))}, p95 {_num(f.step_gap(0.95))} steps "
+                                     f"between emissions; {src}", location=loc),
     }
     no_time = f"{s.name} carries no wall time per emission"
     if s.timed:
         fields["wall_gap_median"] = value(_num(med_w), unit="sec", source=src, location=loc)
-        fields["wall_gap_p95"] = value(_num(p95_w), unit="sec", source=src, location=loc)
+        fields["wall_gap_p95"] = value(_num(p95_w), unit="sec", location=loc,
+                                       source=f"median {_num(med_w)} s, p95 {_num(p95_w)} s between "
+                                              f"emissions; {src}")
         g = f.max_gap()
         fields["wall_gap_max"] = value(_num(g.seconds) if g else None, unit="sec",
                                        source=_gap_text(g, med_w) if g else src, location=loc)
