@@ -173,3 +173,19 @@ def test_a_restart_without_a_failure_line_is_an_upper_bound(run: str) -> None:
     rec = inc["fields"]["recovery"]
     assert "failure" not in inc["fields"] and "no failure line" in rec["source"] and "upper bound" in rec["source"]
     assert rec["value"] >= truth_recovery(FIXTURES / run) - 0.5  # the pause includes the time before the kill
+
+
+@needs_recordings
+def test_srun_labelled_console_measures_the_same(tmp_path: Path) -> None:
+    """hf_crash's console as `srun -l` would print it (each line behind "0: "), in a file named
+    like Slurm output: read by its content, the same recovery."""
+    import shutil
+
+    src = RECORDINGS / "hf_crash"
+    shutil.copytree(src / "tb", tmp_path / "tb")
+    lines = (src / "console.log").read_text().splitlines()
+    (tmp_path / "slurm-4242.out").write_text("".join(f"0: {line}\n" for line in lines))
+    _, facts = measure(tmp_path)
+    [inc] = facts["job.recovery.measured"]["items"]
+    assert inc["id"].endswith("slurm-4242.out:21")
+    assert abs(inc["fields"]["recovery"]["value"] - truth_recovery(src)) <= 1.5
