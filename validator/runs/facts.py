@@ -99,7 +99,8 @@ def mon01(ev: RunEvidence) -> dict[str, Fact]:
 
 
 def _gap_text(g: Gap, med: float | None) -> str:
-    times = f"{g.seconds:.1f} s" if g.seconds is not None else "?"
+    # 3 significant digits: a 29 ms gap is "0.029 s", not "0.0 s" (the H200 runs log every 25 ms)
+    times = f"{g.seconds:.3g} s" if g.seconds is not None else "?"
     ratio = f", {g.seconds / med:.0f}x the median {med:g} s" if med and g.seconds is not None else ""
     return f"step {g.step_from} -> {g.step_to}: {times} from {_utc(g.wall_from)} to {_utc(g.wall_to)}{ratio}"
 
