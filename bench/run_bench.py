@@ -1,6 +1,6 @@
 """`lint --run` reading a long run, side by side with tensorboard's own event-file reader.
 
-    python bench/run_bench.py [--scalars 10000000] [--files 4] [--dir /tmp/run-bench]
+    python bench/run_bench.py [--scalars 10000000] [--files 4] [--dir /tmp/spec-check-run-bench] [--generate-only | --ours-only]
 
 Writes a run of N scalars (one per event, as torch's SummaryWriter writes them: loss,
 grad_norm, tokens/s, memory and an unclassified name, cycling, over N/5 steps with a wall
@@ -27,36 +27,98 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 NAMES = ("train/loss", "train/grad_norm", "train/train_tokens_per_second", "memory/max_reserved(GiB)",
          "train/learning_rate")
 
 
-def generate(folder: Path, scalars: int, files: int) -> None:
+STEPS_PER_CHUNK = 100_000  # steps framed at once: about 35 MB of records in memory
+
+
+def _crc32c_table() -> Any:
+    import numpy as np
+
+    t = np.arange(256, dtype=np.uint32)
+    for _ in range(8):  # CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, as TFRecord uses
+        t = np.where(t & 1, (t >> 1) ^ np.uint32(0x82F63B78), t >> 1).astype(np.uint32)
+    return t
+
+
+def masked_crc32c_rows(rows: Any, table: Any) -> Any:
+    """TFRecord's masked CRC-32C of each row of a uint8 matrix, one column at a time for every
+    row at once (numpy), so a million records cost about as much as one record's bytes in
+    Python; tensorboard's own ``masked_crc32c`` is pure Python byte by byte."""
+    import numpy as np
+
+    crc = np.full(rows.shape[0], 0xFFFFFFFF, dtype=np.uint32)
+    for col in range(rows.shape[1]):
+        crc = table[(crc ^ rows[:, col]) & np.uint32(0xFF)] ^ (crc >> np.uint32(8))
+    crc ^= np.uint32(0xFFFFFFFF)
+    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(0xA282EAD8)
+
+
+def _records(steps: Any, k: int, name_index: int, t0: float, table: Any) -> Any:
+    """The framed records (uint8 matrix, one row each) of NAMES[name_index] at ``steps``, whose
+    varints are all ``k`` bytes long (0: step 0, which proto3 leaves out), encoded by hand as
+    protobuf encodes an Event holding one simple_value (tests/runs/test_bench_gen.py checks it
+    byte for byte against protobuf and tensorboard's CRC)."""
+    import numpy as np
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    name = NAMES[name_index].encode()
+    value = b"\x0a" + bytes([len(name)]) + name + b"\x15"  # Value{tag, simple_value}, float follows
+    summary_head = b"\x2a" + bytes([len(value) + 6]) + b"\x0a" + bytes([len(value) + 4]) + value
+    n = len(steps)
+    cols = [np.full((n, 1), 0x09, np.uint8),  # Event.wall_time (double)
+            (t0 + steps * 0.25).astype("<f8").view(np.uint8).reshape(n, 8)]
+    if k:  # Event.step (int64 varint)
+        cols.append(np.full((n, 1), 0x10, np.uint8))
+        cols += [(((steps >> (7 * i)) & 0x7F) | (0x80 if i < k - 1 else 0)).astype(np.uint8).reshape(n, 1)
+                 for i in range(k)]
+    cols.append(np.broadcast_to(np.frombuffer(summary_head, np.uint8), (n, len(summary_head))))
+    vals = (1.0 + ((steps * len(NAMES) + name_index) % 97) * 0.01).astype("<f4")
+    cols.append(vals.view(np.uint8).reshape(n, 4))
+    data = np.concatenate(cols, axis=1)
+    head = struct.pack("<Q", data.shape[1])
+    head += struct.pack("<I", masked_crc32c(head))
+    return np.concatenate([np.broadcast_to(np.frombuffer(head, np.uint8), (n, 12)), data,
+                           masked_crc32c_rows(data, table).astype("<u4").view(np.uint8).reshape(n, 4)], axis=1)
+
+
+def _varint_len(step: int) -> int:
+    return 0 if step == 0 else (step.bit_length() + 6) // 7
+
+
+def generate(folder: Path, scalars: int, files: int) -> int:
+    """Event files of ``scalars`` scalars, rounded up to whole steps (one per name per step),
+    spread over ``files`` files; returns the number written. Records are framed with numpy:
+    steps whose varints have the same length share one template, patched per step."""
+    import numpy as np
     from tensorboard.compat.proto import event_pb2
     from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
     folder.mkdir(parents=True, exist_ok=True)
-    per_file = -(-scalars // files)
+    table = _crc32c_table()
+    steps_total = -(-scalars // len(NAMES))
+    per_file = -(-steps_total // files)
     t0 = 1795000000.0
-    n = 0
+    first = event_pb2.Event(wall_time=t0, file_version="brain.Event:2").SerializeToString()
+    head = struct.pack("<Q", len(first))
+    first_record = head + struct.pack("<I", masked_crc32c(head)) + first + struct.pack("<I", masked_crc32c(first))
     for k in range(files):
-        path = folder / f"events.out.tfevents.{int(t0) + k}.bench.{k}.0"
-        with open(path, "wb") as f:
-            def write(ev: event_pb2.Event) -> None:
-                data = ev.SerializeToString()
-                head = struct.pack("<Q", len(data))
-                f.write(head + struct.pack("<I", masked_crc32c(head)) + data
-                        + struct.pack("<I", masked_crc32c(data)))
-            write(event_pb2.Event(wall_time=t0, file_version="brain.Event:2"))
-            for _ in range(min(per_file, scalars - n)):
-                step = n // len(NAMES)
-                ev = event_pb2.Event(wall_time=t0 + step * 0.25, step=step)
-                v = ev.summary.value.add()
-                v.tag = NAMES[n % len(NAMES)]
-                v.simple_value = 1.0 + (n % 97) * 0.01
-                write(ev)
-                n += 1
+        lo, hi = k * per_file, min((k + 1) * per_file, steps_total)
+        with open(folder / f"events.out.tfevents.{int(t0) + k}.bench.{k}.0", "wb") as f:
+            f.write(first_record)
+            s = lo
+            while s < hi:  # chunks that never cross a varint-length boundary
+                vlen = _varint_len(s)
+                e = min(hi, s + STEPS_PER_CHUNK, 1 if vlen == 0 else 1 << (7 * vlen))
+                steps = np.arange(s, e, dtype=np.int64)
+                f.write(np.concatenate([_records(steps, vlen, i, t0, table) for i in range(len(NAMES))],
+                                       axis=1).tobytes())
+                s = e
+    return steps_total * len(NAMES)
 
 
 BASELINE = """
@@ -94,13 +156,23 @@ def main() -> None:
     ap.add_argument("--scalars", type=int, default=10_000_000)
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
+    ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
+    ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
     a = ap.parse_args()
     folder = a.dir / f"n{a.scalars}_f{a.files}"
     if not folder.is_dir():
         t = time.perf_counter()
-        generate(folder, a.scalars, a.files)
-        print(f"generated {a.scalars:,} scalars in {a.files} event files in {time.perf_counter() - t:.0f} s: {folder}")
+        n = generate(folder, a.scalars, a.files)
+        print(f"generated {n:,} scalars in {a.files} event files in {time.perf_counter() - t:.0f} s: {folder}")
     size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
+    if a.generate_only:
+        print(f"files {size:.0f} MiB")
+        return
+    if a.ours_only:
+        ours_s, ours_mib, ours_n = timed(OURS, folder)
+        print(f"spec-check read_runs: {ours_n} scalars, {ours_s:.1f} CPU s, peak {ours_mib:.0f} MiB; "
+              f"files {size:.0f} MiB")
+        return
     base_s, base_mib, base_n = timed(BASELINE, folder)
     ours_s, ours_mib, ours_n = timed(OURS, folder)
     print(f"{'':36}{'CPU s':>10}{'peak MiB':>10}  items")
