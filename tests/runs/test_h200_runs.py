@@ -161,3 +161,23 @@ def test_ddp2_crash_cadence_against_truth_and_the_longest_gap_in_ms() -> None:
     [gap] = [f for f in json.loads(r.stdout)["findings"]
              if f["rule"] == "MON-02.measured-gap-too-long" and f["item"] == "loss"]
     assert re.search(r"step \d+ -> \d+: 0\.0\d+ s from ", gap["message"]), gap["message"]
+
+
+@pytest.mark.parametrize("dirs", [(H200,), (CRASH, STALL)], ids=["one-folder-both-runs", "two---run"])
+def test_a_nan_in_any_stream_fails_not_only_in_the_best_one(dirs: tuple[Path, ...]) -> None:
+    """The cadence is read from the stream with the most emissions (ddp2_crash's, 21 against 20);
+    its NaN and stall were once lost when they were only in stall_nan's files."""
+    _, facts = measure(*dirs)
+    loss = item(facts["job.metrics.measured"], "loss")
+    assert "ddp2_crash" in loss["source"]["value"]
+    [nan] = loss["nonfinite"]["value"]  # seen in stall_nan's event file and its metrics.jsonl: listed once
+    assert nan.startswith("train/loss = nan at step 90 (2026-11-27T04:37:41.99") and "stall_nan" in nan
+    [stall] = loss["stalls"]["value"]
+    assert stall.startswith("step 55 -> 60: 8.01 s from ") and "stall_nan" in stall
+    args = [a for d in dirs for a in ("--run", str(d))]
+    r = spec_check("lint", *args, "--format", "json")
+    assert r.returncode == 1, r.stderr
+    st = {(f["rule"], f.get("item")): f["status"] for f in json.loads(r.stdout)["findings"]}
+    assert st[("MON-02.nonfinite-values", "loss")] == "fail" and st[("MON-02.metrics-stalled", "loss")] == "warn"
+    doc = " ".join((FIXTURES.parents[2] / "docs" / "runs.md").read_text().split())
+    assert "Stalls and non-finite values are gathered from every source of the family" in doc

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -105,7 +106,7 @@ def _gap_text(g: Gap, med: float | None) -> str:
     return f"step {g.step_from} -> {g.step_to}: {times} from {_utc(g.wall_from)} to {_utc(g.wall_to)}{ratio}"
 
 
-def _family_item(s: Stream, f: Family) -> dict[str, Any]:
+def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = ()) -> dict[str, Any]:
     loc = {"file": s.name}
     src = f"{_names(f)} in {s.name}: {f.emissions} emissions"
     med_w, p95_w = f.wall_gap(0.5), f.wall_gap(0.95)
@@ -132,11 +133,28 @@ def _family_item(s: Stream, f: Family) -> dict[str, Any]:
         fields["wall_gap_median"] = value(None, unit="sec", source=no_time)
         fields["wall_gap_p95"] = value(None, unit="sec", source=no_time)
         fields["wall_gap_max"] = value(None, unit="sec", source=no_time)
-    fields["stalls"] = value([_gap_text(g, med_w) for g in f.stalls()], source=src, location=loc)
-    bad = [f"{tag} = {x} at step {step} ({_utc(wall) if wall is not None else 'no time'})"
-           for tag, step, wall, x in f.nonfinite]
-    if f.nonfinite_count > len(bad):
-        bad.append(f"and {f.nonfinite_count - len(bad)} more")
+    # the cadence is the best stream's; stalls and non-finite values are every stream's (a NaN that
+    # only rank 1's event files or the second --run folder hold still fails), each once by its steps
+    stalls: list[str] = []
+    bad: list[str] = []
+    seen_gaps: set[tuple[int | None, int | None]] = set()
+    seen_bad: set[tuple[str, int | None]] = set()
+    for k, (s2, f2) in enumerate(((s, f), *others)):
+        where = f" in {s2.name}" if k else ""
+        med2 = med_w if k == 0 else f2.wall_gap(0.5)
+        for g in f2.stalls():
+            if (g.step_from, g.step_to) not in seen_gaps:
+                seen_gaps.add((g.step_from, g.step_to))
+                stalls.append(_gap_text(g, med2) + where)
+        new = 0
+        for tag, step, wall, x in f2.nonfinite:
+            if (tag, step) not in seen_bad:
+                seen_bad.add((tag, step))
+                new += 1
+                bad.append(f"{tag} = {x} at step {step} ({_utc(wall) if wall is not None else 'no time'}){where}")
+        if f2.nonfinite_count > len(f2.nonfinite) and (k == 0 or new):  # another stream's copy: said once
+            bad.append(f"and {f2.nonfinite_count - len(f2.nonfinite)} more{where}")
+    fields["stalls"] = value(stalls, source=src, location=loc)
     fields["nonfinite"] = value(bad, source=src, location=loc)
     return item(f.name, fields)
 
@@ -147,7 +165,8 @@ def mon02(ev: RunEvidence) -> Fact:
     for fam in fams:
         b = _best(ev, fam)
         if b is not None:
-            members.append(_family_item(*b))
+            others = [(s, s.families[fam]) for s in ev.streams if fam in s.families and s is not b[0]]
+            members.append(_family_item(*b, others))
     for e in ev.errors:
         bad = error(f"{e.where()}: {e.message}", source=e.file)
         bad["location"] = {"file": e.file, "line": e.line}
