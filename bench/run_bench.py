@@ -13,9 +13,22 @@ time each) as TFRecord event files, then times, each in a fresh process:
 
 Prints both CPU times (the machine's load does not move them as it moves wall time), the
 ratio (aim: at most 1.5) and each process's peak memory (max RSS;
-aim: ours under 200 MiB whatever N). Generation is slow (tensorboard's CRC32C is pure
-Python where TensorFlow is not installed, and the baseline pays the same per record): at
-10 million scalars expect tens of minutes on a laptop. Nothing here is asserted in tests.
+aim: ours under 200 MiB whatever N).
+
+Generating is fast: each record is framed with numpy from one template per name and step
+varint length (wall time, step and value patched in), and its CRC-32C computed column by column
+for up to 100,000 steps at once; tensorboard's own ``masked_crc32c`` is pure Python where
+TensorFlow is not installed, and no faster CRC-32C package is a dependency. The files are byte
+for byte what protobuf and tensorboard's CRC make (tests/runs/test_bench_gen.py); reading them
+still costs each reader its pure-Python CRC per record.
+
+Measured on 2026-11-27 on the project's 2-core VM, shared and loaded (load average 5-9), with
+tensorboard 2.21.0: generating 10 million scalars (566 MiB, 4 files) took 5.5 CPU s, 19 s wall,
+118 MiB peak (the previous writer, protobuf plus tensorboard's CRC per record, took 2.0 CPU s
+per 100,000 scalars: about 200 CPU s at 10 million). At 1 million scalars, side by side:
+tensorboard's EventFileLoader 118.0 CPU s, ours 39.8 CPU s (ratio 0.34), 79 MiB peak each.
+At 10 million scalars the side-by-side run is not practical here (the baseline alone would take
+about 1,200 CPU s, over an hour of wall time on this machine).
 """
 
 from __future__ import annotations
