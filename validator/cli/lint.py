@@ -104,6 +104,7 @@ def lint_documents(
     by_folder: bool = False,
     recovery_logs: tuple[Path, ...] = (),
     whole: tuple[Path, ...] = (),
+    runs: tuple[Path, ...] = (),
 ) -> list[dict[str, Any]]:
     """The job documents of the PATHs: a file is one job (with the files it names), a
     directory holds as many jobs as it has entry points (``validator.jobs.grouping``),
@@ -126,6 +127,9 @@ def lint_documents(
     for p in recovery_logs:  # a missing log is a mistyped option, like a missing PATH
         if not p.exists() and not p.is_symlink():
             raise SpecCheckError("no such file or directory (--recovery-log)", file=str(p))
+    for p in runs:
+        if not p.exists():
+            raise SpecCheckError("no such file or directory (--run)", file=str(p))
     origins = {
         name: p.origin for name, p in (("gpu_count", gpu), ("step_time", step)) if p is not None
     }
@@ -144,7 +148,12 @@ def lint_documents(
     for p in whole:
         docs += read_job([p], kind, name=str(p), strict=not ignore_unknown, named_real=named,
                          origins=origins, **kw)
-    _add_recovery(docs, recovery_logs)
+    if runs:
+        from validator.runs.lint import add_run
+
+        docs = add_run(docs, runs, recovery_logs)
+    else:
+        _add_recovery(docs, recovery_logs)
     if ignore_unknown:
         for d in docs:
             _drop_unrecognized_errors(d)
@@ -245,11 +254,15 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 )
 @click.option(
     "--run",
-    "run_dirs",
+    "runs",
     multiple=True,
     type=click.Path(path_type=Path, readable=False),
-    help="A run's output folder or log file (repeatable): NCCL_DEBUG=INFO lines say which "
-    "network NCCL really used (NET-02).",
+    help="A folder of one run's outputs, finished or still being written (repeatable): "
+    "TensorBoard event files, metrics.csv, trainer_state.json, JSON-lines metrics, an "
+    "MLflow file store, launcher logs. MON-01, MON-02 and REC-02 are measured from what the "
+    "run emitted; with no PATH the run alone is judged. Event files need "
+    "'training-spec-check[runs]' (tensorboard). NCCL_DEBUG=INFO lines say which network NCCL "
+    "really used (NET-02, PLAT-01).",
 )
 # --- end lint --nodes / --run ----------------------------------------------------------
 @common_options
@@ -260,8 +273,8 @@ def lint(
     jobs_of_files: bool,
     recovery_logs: tuple[Path, ...],
     whole: tuple[Path, ...],
+    runs: tuple[Path, ...],
     node_facts: tuple[Path, ...] = (),
-    run_dirs: tuple[Path, ...] = (),
     **kwargs: Any,
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
@@ -279,11 +292,11 @@ def lint(
 
     from validator.model import RuleDoc
 
-    if not paths and not whole:
-        raise click.UsageError("give at least one PATH (or --job PATH)")
+    if not paths and not whole and not runs:
+        raise click.UsageError("give at least one PATH (or --job PATH, or --run DIR)")
     opts = run_options(kwargs)
     extra: tuple[str, ...] = ()
-    if node_facts or run_dirs:  # lint --nodes / --run: their rules may be --select-ed
+    if node_facts or runs:  # lint --nodes / --run: their rules may be --select-ed
         from validator.jobnodes.rules import RULES
 
         extra = tuple(RULES)
@@ -296,11 +309,12 @@ def lint(
         by_folder=jobs_of_files,
         recovery_logs=recovery_logs,
         whole=whole,
+        runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k != "errors"} for d in jobs]
+    clean = [{k: v for k, v in d.items() if k not in ("errors", "run")} for d in jobs]
     # lint --nodes / --run: waivers are applied once, after its findings are added
-    waive_later = bool(node_facts or run_dirs) and opts.waivers is not None
+    waive_later = bool(node_facts or runs) and opts.waivers is not None
     report = evaluate_documents("lint", built, replace(opts, waivers=None) if waive_later else opts, clean,
                                 [d["subject"]["name"] for d in jobs])
     errors = _error_findings(docs)
@@ -317,18 +331,22 @@ def lint(
             "Fix the file so that it parses, or leave it out of the lint run.",
         )
         report = replace(report, findings=findings, rules=(*report.rules, doc))
-    if node_facts or run_dirs:  # lint --nodes / --run (validator.jobnodes)
+    if node_facts or runs:  # lint --nodes / --run (validator.jobnodes)
         from validator.jobnodes import add_to_report
 
-        for p in run_dirs:
+        for p in runs:
             if not p.exists():
                 raise SpecCheckError("no such file or directory (--run)", file=str(p))
-        report = add_to_report(report, built, opts, jobs, node_facts, run_dirs)
+        report = add_to_report(report, built, opts, jobs, node_facts, runs)
         if waive_later and opts.waivers is not None:
             from validator.jobnodes import waive
 
             report = waive(report, built, opts.waivers)
     report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
+    if runs:
+        from validator.runs.lint import finish_report
+
+        report = finish_report(report, docs, built.pack)
     if not jobs_of_files:
         _say_not_linted([p for p in paths if p.is_dir()], docs)
     finish(report, opts)

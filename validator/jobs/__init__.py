@@ -114,6 +114,7 @@ def document(model: Any) -> Document:
     facts = model.facts()
     # from logs, not configs: `lint --recovery-log` replaces it; null says which option
     facts["job.recovery.measured"] = value(None, source=NOT_GIVEN)
+    facts["job.metrics.measured"] = value(None, source="no run given (lint --run DIR)")  # validator/runs
     doc = new_document(
         "job",
         model.name,

@@ -70,6 +70,7 @@ FACTS: dict[str, str | None] = {
     "job.metrics.families": None,
     "job.metrics.missing": None,
     "job.metrics.energy": None,
+    "job.metrics.measured": None,  # from a run (lint --run, validator/runs), set in jobs.document()
     "job.metrics.gpu_utilization": None,  # rule pack v1.1 (metrics.py)
     "job.metrics.memory": None,
     "job.metrics.collective_latency": None,

@@ -1,0 +1,201 @@
+"""`lint --run` reading a long run, side by side with tensorboard's own event-file reader.
+
+    python bench/run_bench.py [--scalars 10000000] [--files 4] [--dir /tmp/spec-check-run-bench]
+                              [--generate-only | --ours-only]
+
+Writes a run of N scalars (one per event, as torch's SummaryWriter writes them: loss,
+grad_norm, tokens/s, memory and an unclassified name, cycling, over N/5 steps with a wall
+time each) as TFRecord event files, then times, each in a fresh process:
+
+* baseline: tensorboard's ``EventFileLoader`` iterating every event of the same files;
+* ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader,
+  the families, the cadence histograms, restarts and stalls), the whole of ``lint --run``'s
+  reading.
+
+Prints both CPU times (the machine's load does not move them as it moves wall time), the
+ratio (aim: at most 1.5) and each process's peak memory (max RSS;
+aim: ours under 200 MiB whatever N).
+
+Generating is fast: each record is framed with numpy from one template per name and step
+varint length (wall time, step and value patched in), and its CRC-32C computed column by column
+for up to 100,000 steps at once; tensorboard's own ``masked_crc32c`` is pure Python where
+TensorFlow is not installed, and no faster CRC-32C package is a dependency. The files are byte
+for byte what protobuf and tensorboard's CRC make (tests/runs/test_bench_gen.py); reading them
+still costs each reader its pure-Python CRC per record.
+
+Measured on 2026-11-27 on the project's 2-core VM, shared and loaded (load average 5-9), with
+tensorboard 2.21.0: generating 10 million scalars (566 MiB, 4 files) took 5.5 CPU s, 19 s wall,
+118 MiB peak (the previous writer, protobuf plus tensorboard's CRC per record, took 2.0 CPU s
+per 100,000 scalars: about 200 CPU s at 10 million). At 1 million scalars, side by side:
+tensorboard's EventFileLoader 118.0 CPU s, ours 39.8 CPU s (ratio 0.34), 79 MiB peak each.
+At 10 million scalars (``--ours-only``): ours 326.6 CPU s (about 11 min wall here), peak 76 MiB,
+every scalar counted. The baseline was not run at 10 million: at its 1-million rate it would
+take about 1,200 CPU s, over an hour of wall time on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+NAMES = ("train/loss", "train/grad_norm", "train/train_tokens_per_second", "memory/max_reserved(GiB)",
+         "train/learning_rate")
+
+
+STEPS_PER_CHUNK = 100_000  # steps framed at once: about 35 MB of records in memory
+
+
+def _crc32c_table() -> Any:
+    import numpy as np
+
+    t = np.arange(256, dtype=np.uint32)
+    for _ in range(8):  # CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, as TFRecord uses
+        t = np.where(t & 1, (t >> 1) ^ np.uint32(0x82F63B78), t >> 1).astype(np.uint32)
+    return t
+
+
+def masked_crc32c_rows(rows: Any, table: Any) -> Any:
+    """TFRecord's masked CRC-32C of each row of a uint8 matrix, one column at a time for every
+    row at once (numpy), so a million records cost about as much as one record's bytes in
+    Python; tensorboard's own ``masked_crc32c`` is pure Python byte by byte."""
+    import numpy as np
+
+    crc = np.full(rows.shape[0], 0xFFFFFFFF, dtype=np.uint32)
+    for col in range(rows.shape[1]):
+        crc = table[(crc ^ rows[:, col]) & np.uint32(0xFF)] ^ (crc >> np.uint32(8))
+    crc ^= np.uint32(0xFFFFFFFF)
+    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(0xA282EAD8)
+
+
+def _records(steps: Any, k: int, name_index: int, t0: float, table: Any) -> Any:
+    """The framed records (uint8 matrix, one row each) of NAMES[name_index] at ``steps``, whose
+    varints are all ``k`` bytes long (0: step 0, which proto3 leaves out), encoded by hand as
+    protobuf encodes an Event holding one simple_value (tests/runs/test_bench_gen.py checks it
+    byte for byte against protobuf and tensorboard's CRC)."""
+    import numpy as np
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    name = NAMES[name_index].encode()
+    value = b"\x0a" + bytes([len(name)]) + name + b"\x15"  # Value{tag, simple_value}, float follows
+    summary_head = b"\x2a" + bytes([len(value) + 6]) + b"\x0a" + bytes([len(value) + 4]) + value
+    n = len(steps)
+    cols = [np.full((n, 1), 0x09, np.uint8),  # Event.wall_time (double)
+            (t0 + steps * 0.25).astype("<f8").view(np.uint8).reshape(n, 8)]
+    if k:  # Event.step (int64 varint)
+        cols.append(np.full((n, 1), 0x10, np.uint8))
+        cols += [(((steps >> (7 * i)) & 0x7F) | (0x80 if i < k - 1 else 0)).astype(np.uint8).reshape(n, 1)
+                 for i in range(k)]
+    cols.append(np.broadcast_to(np.frombuffer(summary_head, np.uint8), (n, len(summary_head))))
+    vals = (1.0 + ((steps * len(NAMES) + name_index) % 97) * 0.01).astype("<f4")
+    cols.append(vals.view(np.uint8).reshape(n, 4))
+    data = np.concatenate(cols, axis=1)
+    head = struct.pack("<Q", data.shape[1])
+    head += struct.pack("<I", masked_crc32c(head))
+    return np.concatenate([np.broadcast_to(np.frombuffer(head, np.uint8), (n, 12)), data,
+                           masked_crc32c_rows(data, table).astype("<u4").view(np.uint8).reshape(n, 4)], axis=1)
+
+
+def _varint_len(step: int) -> int:
+    return 0 if step == 0 else (step.bit_length() + 6) // 7
+
+
+def generate(folder: Path, scalars: int, files: int) -> int:
+    """Event files of ``scalars`` scalars, rounded up to whole steps (one per name per step),
+    spread over ``files`` files; returns the number written. Records are framed with numpy:
+    steps whose varints have the same length share one template, patched per step."""
+    import numpy as np
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    folder.mkdir(parents=True, exist_ok=True)
+    table = _crc32c_table()
+    steps_total = -(-scalars // len(NAMES))
+    per_file = -(-steps_total // files)
+    t0 = 1795000000.0
+    first = event_pb2.Event(wall_time=t0, file_version="brain.Event:2").SerializeToString()
+    head = struct.pack("<Q", len(first))
+    first_record = head + struct.pack("<I", masked_crc32c(head)) + first + struct.pack("<I", masked_crc32c(first))
+    for k in range(files):
+        lo, hi = k * per_file, min((k + 1) * per_file, steps_total)
+        with open(folder / f"events.out.tfevents.{int(t0) + k}.bench.{k}.0", "wb") as f:
+            f.write(first_record)
+            s = lo
+            while s < hi:  # chunks that never cross a varint-length boundary
+                vlen = _varint_len(s)
+                e = min(hi, s + STEPS_PER_CHUNK, 1 if vlen == 0 else 1 << (7 * vlen))
+                steps = np.arange(s, e, dtype=np.int64)
+                f.write(np.concatenate([_records(steps, vlen, i, t0, table) for i in range(len(NAMES))],
+                                       axis=1).tobytes())
+                s = e
+    return steps_total * len(NAMES)
+
+
+BASELINE = """
+import sys, pathlib
+from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+n = 0
+for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    for ev in EventFileLoader(str(p)).Load():
+        n += 1
+print(n)
+"""
+
+OURS = """
+import sys, pathlib
+from validator.runs.measure import read_runs
+ev = read_runs([pathlib.Path(sys.argv[1])])
+assert not ev.errors, ev.errors
+print(sum(s.scalars for s in ev.streams))
+"""
+
+
+def timed(code: str, folder: Path) -> tuple[float, float, str]:
+    """(seconds, peak RSS MiB, output) of ``code`` in a fresh interpreter."""
+    # CPU seconds of the process (not wall time: a shared machine's load would decide a wall ratio)
+    wrapper = ("import resource, sys, time\nt0 = time.process_time()\n" + code +
+               "\nprint(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", wrapper, str(folder)], capture_output=True, text=True, env=env,
+                         check=True).stdout.split()
+    return float(out[-2]), float(out[-1]), out[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scalars", type=int, default=10_000_000)
+    ap.add_argument("--files", type=int, default=4)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
+    ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
+    ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
+    a = ap.parse_args()
+    folder = a.dir / f"n{a.scalars}_f{a.files}"
+    if not folder.is_dir():
+        t = time.perf_counter()
+        n = generate(folder, a.scalars, a.files)
+        print(f"generated {n:,} scalars in {a.files} event files in {time.perf_counter() - t:.0f} s: {folder}")
+    size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
+    if a.generate_only:
+        print(f"files {size:.0f} MiB")
+        return
+    if a.ours_only:
+        ours_s, ours_mib, ours_n = timed(OURS, folder)
+        print(f"spec-check read_runs: {ours_n} scalars, {ours_s:.1f} CPU s, peak {ours_mib:.0f} MiB; "
+              f"files {size:.0f} MiB")
+        return
+    base_s, base_mib, base_n = timed(BASELINE, folder)
+    ours_s, ours_mib, ours_n = timed(OURS, folder)
+    print(f"{'':36}{'CPU s':>10}{'peak MiB':>10}  items")
+    print(f"{'tensorboard EventFileLoader (events)':36}{base_s:10.1f}{base_mib:10.0f}  {base_n}")
+    print(f"{'spec-check read_runs (scalars)':36}{ours_s:10.1f}{ours_mib:10.0f}  {ours_n}")
+    print(f"ratio ours/tensorboard: {ours_s / base_s:.2f} (aim <= 1.5); files {size:.0f} MiB; "
+          f"peak memory ours {ours_mib:.0f} MiB (aim < 200)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""bench/run_bench.py's fast event-file generator: byte for byte what protobuf and tensorboard's
+own CRC make, and read back by tensorboard's record reader (which checks every CRC)."""
+
+from __future__ import annotations
+
+import importlib.util
+import struct
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorboard")
+np = pytest.importorskip("numpy")
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "run_bench.py"
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("run_bench", BENCH)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _reference(steps: range, names: tuple[str, ...], t0: float) -> bytes:
+    """The same records written the slow way: protobuf serializes, tensorboard's pure-Python CRC."""
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    out = b""
+    for step in steps:
+        for i, name in enumerate(names):
+            ev = event_pb2.Event(wall_time=t0 + step * 0.25, step=step)
+            v = ev.summary.value.add()
+            v.tag, v.simple_value = name, 1.0 + ((step * len(names) + i) % 97) * 0.01
+            data = ev.SerializeToString()
+            head = struct.pack("<Q", len(data))
+            out += head + struct.pack("<I", masked_crc32c(head)) + data + struct.pack("<I", masked_crc32c(data))
+    return out
+
+
+def test_masked_crc32c_rows_is_tensorboards() -> None:
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    b = _bench()
+    rows = np.random.default_rng(0).integers(0, 256, size=(50, 37), dtype=np.uint8)
+    got = b.masked_crc32c_rows(rows, b._crc32c_table())
+    assert [int(x) for x in got] == [masked_crc32c(r.tobytes()) for r in rows]
+
+
+def test_files_are_protobufs_and_tensorboards_bytes(tmp_path: Path) -> None:
+    b = _bench()
+    n = b.generate(tmp_path, 700, 2)  # steps 0..139: step 0 (left out), 1- and 2-byte varints
+    assert n == 700
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 2
+    t0 = 1795000000.0
+    for f, steps in zip(files, (range(0, 70), range(70, 140)), strict=True):
+        body = f.read_bytes()
+        first_len = struct.unpack("<Q", body[:8])[0]
+        assert body[16 + first_len:] == _reference(steps, b.NAMES, t0)
+
+
+def test_three_byte_steps_and_tensorboard_reads_them(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    b = _bench()
+    steps = np.arange(16380, 16390, dtype=np.int64)  # 2-byte varints, then 3-byte from 16384
+    table = b._crc32c_table()
+    got = b""
+    for lo, hi in ((16380, 16384), (16384, 16390)):
+        s = steps[(steps >= lo) & (steps < hi)]
+        got += np.concatenate([b._records(s, b._varint_len(lo), i, 1795000000.0, table)
+                               for i in range(len(b.NAMES))], axis=1).tobytes()
+    assert got == _reference(range(16380, 16390), b.NAMES, 1795000000.0)
+    b.generate(tmp_path, 1000, 1)
+    [f] = list(tmp_path.iterdir())
+    events = list(EventFileLoader(str(f)).Load())
+    assert len(events) == 1001 and events[0].file_version == "brain.Event:2"
+    assert [(e.step, e.summary.value[0].tag) for e in events[-2:]] == [(199, b.NAMES[-2]), (199, b.NAMES[-1])]
+    from validator.runs.measure import read_runs
+
+    ev = read_runs([tmp_path])
+    assert ev.errors == [] and sum(s.scalars for s in ev.streams) == 1000
+
+
+def test_docs_say_what_the_generator_does() -> None:
+    doc = " ".join((BENCH.parents[1] / "docs" / "runs.md").read_text().split())
+    assert "byte for byte what protobuf and tensorboard's CRC write" in doc
+    assert "figures measured on this project's shared 2-core VM are in its docstring" in doc
+    assert "Measured on 2026-11-27 on the project's 2-core VM" in (_bench().__doc__ or "")

@@ -1,0 +1,120 @@
+"""Read run folders once: every metric source into a ``Stream``, every launcher log into
+failure and step events, and the lists of what was read and what was passed over.
+
+A TensorBoard folder's event files are one stream, read in the order of the writer's
+timestamp in their names (``events.out.tfevents.<unix time>.<host>...``; a restarted job
+writes a new file beside the old one); each CSV, JSON-lines file and trainer_state.json is
+a stream; an MLflow run is one stream, its metrics merged in time order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from validator.runs import readers
+from validator.runs.cadence import Stream
+from validator.runs.families import Classifier
+from validator.runs.sniff import survey
+
+_TS = re.compile(r"tfevents\.(\d+)")
+
+AS = {"tensorboard": "TensorBoard event file", "csv": "metrics CSV", "jsonl": "JSON-lines metrics",
+      "trainer_state": "HF trainer_state.json log_history", "mlflow": "MLflow file-store metrics",
+      "log": "launcher/training log"}
+
+
+@dataclass
+class RunEvidence:
+    roots: list[str]
+    streams: list[Stream] = field(default_factory=list)
+    read: list[dict[str, Any]] = field(default_factory=list)  # {"file", "as", "note"?}
+    passed: list[dict[str, str]] = field(default_factory=list)  # {"file", "why"}
+    errors: list[readers.RunFileError] = field(default_factory=list)
+    log_events: list[Any] = field(default_factory=list)  # recovery_log.Event
+    log_texts: dict[str, bool] = field(default_factory=dict)  # file -> has a dated (ISO) line
+
+    def metric_sources(self) -> int:
+        return len(self.streams)
+
+
+def _event_order(p: Path) -> tuple[int, str]:
+    m = _TS.search(p.name)
+    return (int(m.group(1)) if m else 0, p.name)
+
+
+def _feed(stream: Stream, scalars: Iterable[readers.Scalar]) -> None:
+    add = stream.add
+    for tag, step, wall, value in scalars:
+        add(tag, step, wall, value)
+
+
+def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scalar],
+                files: list[Path], what: str, tails: dict[str, readers.Tail]) -> None:
+    try:
+        _feed(stream, scalars)
+    except readers.TensorBoardMissing as exc:
+        ev.errors.append(exc)
+        ev.passed += [{"file": str(p), "why": f"not read: {readers.INSTALL_HINT}"} for p in files]
+        return
+    except readers.RunFileError as exc:
+        ev.errors.append(exc)
+    except OSError as exc:
+        ev.errors.append(readers.RunFileError(str(files[0]), None, f"cannot be read ({exc.strerror or exc})"))
+    ev.streams.append(stream)
+    for p in files:
+        t = tails.get(str(p))
+        rec: dict[str, Any] = {"file": str(p), "as": what}
+        if t is not None and t.bytes:
+            rec["note"] = f"last {t.bytes} bytes passed over: {t.what}, the file is still being written"
+        ev.read.append(rec)
+
+
+def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: ignore[assignment]
+    """Every run folder (and extra ``--recovery-log`` files) read into one RunEvidence."""
+    from validator.jobs.recovery_log import LogError, events, read_log
+
+    ev = RunEvidence([str(d) for d in dirs])
+    classify = Classifier()
+    log_files: list[Path] = list(logs)
+    for d in dirs:
+        s = survey(d)
+        ev.passed += [{"file": f, "why": why} for f, why in s.passed]
+        tb = sorted(s.files.get("tensorboard", []), key=_event_order)
+        by_folder: dict[Path, list[Path]] = {}
+        for p in tb:
+            by_folder.setdefault(p.parent, []).append(p)
+        for folder, files in by_folder.items():
+            tails: dict[str, readers.Tail] = {}
+            _run_stream(ev, Stream(str(folder), "tensorboard", classify),
+                        readers.event_files(files, tails, ev.errors), files, AS["tensorboard"], tails)
+        for kind, reader in (("csv", readers.metrics_csv), ("jsonl", readers.json_lines),
+                             ("trainer_state", readers.trainer_state)):
+            for p in s.files.get(kind, []):
+                tails = {str(p): readers.Tail()}
+                _run_stream(ev, Stream(str(p), kind, classify), reader(p, tails[str(p)]), [p], AS[kind], tails)
+        for run, keyed in s.mlflow.items():
+            t = readers.Tail()
+            files = [p for _, p in keyed]
+            _run_stream(ev, Stream(run, "mlflow", classify), readers.mlflow_run(keyed, t), files,
+                        AS["mlflow"], {str(files[-1]): t})
+        log_files += s.files.get("log", [])
+    for p in log_files:
+        try:
+            text = read_log(p)
+        except LogError as exc:
+            ev.errors.append(readers.RunFileError(str(p), None, str(exc)))
+            continue
+        try:
+            ev.log_events += events(text, str(p))
+        except LogError as exc:
+            ev.errors.append(readers.RunFileError(str(p), None, str(exc)))
+            continue
+        from validator.jobs.recovery_log import _ISO
+
+        ev.log_texts[str(p)] = _ISO.search(text) is not None
+        ev.read.append({"file": str(p), "as": AS["log"]})
+    return ev

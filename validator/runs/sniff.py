@@ -1,0 +1,178 @@
+"""What each file of a run folder is, judged from its content, never from its name alone.
+
+A file is read as:
+
+* ``tensorboard``: TFRecord framing whose first record holds ``brain.Event`` (every writer,
+  torch's SummaryWriter, tensorboardX and TF's, begins a file with the ``file_version``
+  event ``brain.Event:2``);
+* ``trainer_state``: a JSON document with a ``log_history`` list (HF Trainer);
+* ``jsonl``: JSON lines whose first record has a step key and a number besides it;
+* ``csv``: a CSV header with a step column (Lightning's CSVLogger ``metrics.csv``);
+* ``mlflow``: lines of ``timestamp value step`` (an MLflow file store metric: the metric's
+  key is its path under the run's ``metrics/`` folder, as MLflow writes it);
+* ``log``: text with a launcher's, a failure's or a training step's line (torchrun's console
+  and its ``--log-dir`` files, Slurm output, ``srun -l`` labels, NCCL's INFO lines).
+
+Everything else is passed over, with the reason. Links are not followed (a run folder
+reads only what is inside it) and at most ``MAX_FILES`` files are looked at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from validator.runs.readers import MAX_JSON_BYTES, STEP_KEYS
+
+MAX_FILES = 20_000
+HEAD = 64 * 1024
+
+_MLFLOW_LINE = re.compile(rb"-?\d{10,15} \S+(?: -?\d{1,18})?(?: \S+ \S+)?\r?\n?")
+_LAUNCHER = re.compile(
+    r"torch\.distributed|torchrun|elastic|\[default\d+\]:|\[rank\d+\]:|Starting worker group"
+    r"|^srun: |slurmstepd|^\d+: |NCCL INFO|NCCL WARN|Traceback \(most recent call last\)",
+    re.M)
+
+
+@dataclass
+class Survey:
+    """A run folder's files: what was read as what, and what was passed over and why."""
+
+    root: str
+    files: dict[str, list[Path]] = field(default_factory=dict)  # kind -> files
+    mlflow: dict[str, list[tuple[str, Path]]] = field(default_factory=dict)  # run -> (key, file)
+    passed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _mlflow_key(p: Path) -> tuple[str, str]:
+    """(run folder, metric key): the key is the path under the nearest ``metrics`` folder."""
+    parts = p.parts
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] == "metrics":
+            return str(Path(*parts[:i])), "/".join(parts[i + 1:])
+    return str(p.parent), p.name
+
+
+def _is_event_file(head: bytes) -> bool:
+    if len(head) < 12:
+        return False
+    (n,) = struct.unpack("<Q", head[:8])
+    return 0 < n < (1 << 24) and b"brain.Event" in head[12:12 + min(n, 256)]
+
+
+def kind_of(path: Path, head: bytes) -> tuple[str | None, str]:
+    """(kind, "") or (None, why it was passed over)."""
+    if not head:
+        return None, "empty"
+    if _is_event_file(head):
+        return "tensorboard", ""
+    if b"\x00" in head[:4096]:
+        return None, "binary, and no TensorBoard event file"
+    text = head.decode("utf-8", errors="replace")
+    first, _, rest = text.lstrip("\ufeff").partition("\n")
+    s = first.strip()
+    if s.startswith("{"):
+        kind, why = _json_kind(path, s, rest)
+        if kind is not None or not why.startswith("starts like JSON"):
+            return kind, why
+    if _MLFLOW_LINE.fullmatch(head.split(b"\n", 1)[0] + b"\n"):
+        return "mlflow", ""
+    if "," in s:
+        cols = [c.strip() for c in s.split(",")]
+        if any(k in cols for k in STEP_KEYS):
+            return "csv", ""
+    if _LAUNCHER.search(text) or _log_lines(text):
+        return "log", ""
+    if s.startswith("{"):
+        return None, "starts like JSON but is neither a JSON document nor JSON lines"
+    return None, "text with no metric format and no launcher, failure or training-step line in its first 64 KiB"
+
+
+def _log_lines(text: str) -> bool:
+    from validator.jobs.recovery_log import FAILURE, RESTART, STEP
+
+    return any(rx.search(text) for rx in (FAILURE, STEP, RESTART))
+
+
+def _json_kind(path: Path, first: str, rest: str) -> tuple[str | None, str]:
+    try:
+        rec = json.loads(first)
+    except ValueError:
+        rec = None
+    if isinstance(rec, dict):
+        if "log_history" in rec:
+            return "trainer_state", ""
+        if _metric_record(rec):
+            return "jsonl", ""
+        return None, "JSON lines whose first record has no step key with a metric beside it"
+    # a document over several lines (trainer_state.json is indented)
+    try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            return None, f"a JSON document over {MAX_JSON_BYTES >> 20} MiB"
+        doc = json.loads(path.read_text("utf-8"))
+    except (ValueError, OSError):
+        second = rest.partition("\n")[0].strip()
+        try:
+            rec2 = json.loads(second)
+        except ValueError:
+            return None, "starts like JSON but is neither a JSON document nor JSON lines"
+        if isinstance(rec2, dict) and _metric_record(rec2):
+            return "jsonl", ""  # line 1 is broken: the reader reports it
+        return None, "starts like JSON but is neither a JSON document nor JSON lines"
+    if isinstance(doc, dict) and isinstance(doc.get("log_history"), list):
+        return "trainer_state", ""
+    return None, "a JSON document with no log_history list"
+
+
+def _metric_record(rec: dict[str, object]) -> bool:
+    has_step = any(isinstance(rec.get(k), (int, float)) and not isinstance(rec.get(k), bool)
+                   for k in STEP_KEYS)
+    numbers = sum(1 for k, v in rec.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                  and k not in STEP_KEYS)
+    return has_step and numbers > 0
+
+
+def survey(root: Path) -> Survey:
+    """Every regular file under ``root`` (a folder, or one file), classified."""
+    out = Survey(str(root))
+    paths: list[Path] = []
+    if root.is_file():
+        paths = [root]
+    else:
+        for d, dirs, names in os.walk(root, followlinks=False):
+            dirs.sort()
+            # a link to a folder is listed among the folders, and not walked: say so
+            paths += [Path(d) / n for n in dirs if (Path(d) / n).is_symlink()]
+            for n in sorted(names):
+                paths.append(Path(d) / n)
+    seen = 0
+    for p in paths:
+        if p.is_symlink():
+            out.passed.append((str(p), "a link: not followed"))
+            continue
+        if not p.is_file():
+            out.passed.append((str(p), "not a regular file"))
+            continue
+        seen += 1
+        if seen > MAX_FILES:
+            out.passed.append((str(p), f"more than {MAX_FILES} files in the run folder"))
+            continue
+        try:
+            with open(p, "rb") as f:
+                head = f.read(HEAD)
+        except OSError as exc:
+            out.passed.append((str(p), f"cannot be read ({exc.strerror or exc})"))
+            continue
+        kind, why = kind_of(p, head)
+        if kind is None:
+            out.passed.append((str(p), why))
+        elif kind == "mlflow":
+            run, key = _mlflow_key(p)
+            out.mlflow.setdefault(run, []).append((key, p))
+        else:
+            out.files.setdefault(kind, []).append(p)
+    return out
