@@ -164,3 +164,23 @@ def test_fifo_in_a_run_folder_is_passed_over(tmp_path: Path) -> None:
     os.mkfifo(run / "pipe")
     ev, _ = measure(run)
     assert {"file": str(run / "pipe"), "why": "not a regular file"} in ev.passed
+
+
+def test_a_number_beyond_any_real_value_in_a_log_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    """The numbers rule (validator.numbers) in the run's readers: an integer past 2^64 is an
+    error at its line, said as every other reader says it (Python's own int() would refuse
+    5,000 digits with a message about sys.set_int_max_str_digits); 1e400 stays a value, an
+    infinite one, which MON-02.nonfinite-values is there to fail."""
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = (RUN / "metrics.jsonl").read_text().splitlines(keepends=True)
+    rec = json.loads(lines[3])
+    key = next(k for k, v in rec.items() if isinstance(v, float))
+    lines[3] = lines[3].replace(json.dumps(rec[key]), "9" * 5000, 1)
+    (run / "metrics.jsonl").write_text("".join(lines))
+    ev, _ = measure(run)
+    [err] = ev.errors
+    assert (err.file, err.line) == (str(run / "metrics.jsonl"), 4)
+    assert err.message == "a 5000-digit integer is beyond any real value (the limit is 2^64 in magnitude)"
+    r = spec_check("lint", "--run", str(run))
+    assert "Traceback" not in r.stderr and "set_int_max_str_digits" not in r.stdout

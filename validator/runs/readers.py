@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from validator.numbers import Beyond, int_text, text_problem
+
 Scalar = tuple[str, int | None, float | None, float]
 
 INSTALL_HINT = "pip install 'training-spec-check[runs]' (or: pip install tensorboard)"
@@ -203,7 +205,9 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = json.loads(line, parse_int=int_text)
+                except Beyond as exc:  # the numbers rule (validator.numbers): no value is that large
+                    raise RunFileError(str(path), n, text_problem(exc.text)) from None
                 except ValueError as exc:
                     if not line.endswith("\n"):  # the last line, still being written
                         tail.bytes, tail.what = len(line.encode()), f"line {n} (half-written)"
@@ -290,7 +294,9 @@ def trainer_state(path: Path, tail: Tail) -> Iterator[Scalar]:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise RunFileError(str(path), None, f"larger than {MAX_JSON_BYTES >> 20} MiB")
     try:
-        doc = json.loads(path.read_text("utf-8"))
+        doc = json.loads(path.read_text("utf-8"), parse_int=int_text)
+    except Beyond as exc:
+        raise RunFileError(str(path), None, text_problem(exc.text)) from None
     except json.JSONDecodeError as exc:
         raise RunFileError(str(path), exc.lineno, f"not JSON ({exc.msg})") from None
     except UnicodeDecodeError:
