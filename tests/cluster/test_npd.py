@@ -93,3 +93,14 @@ def test_npd_mode_never_touches_slurm(tmp_path):
     """No sinfo/scontrol on PATH, and none is looked for: the Slurm path is not taken."""
     r = npd("--facts", str(FACTS / "dgx_h100.json"), env={"PATH": str(Path(sys.executable).parent)})
     assert r.returncode == 0, r.stdout
+
+
+def test_a_kernel_log_given_with_recorded_facts_is_refused_not_ignored(tmp_path):
+    """--facts holds the events its probe read; a --kernel-log next to it would be silently
+    unjudged (check refuses the same pair), so it is bad input: Unknown, in one line."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[  12.345678] NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n")
+    r = npd("--facts", str(FACTS / "dgx_h100.json"), "--kernel-log", str(log))
+    line = contract(r)
+    assert r.returncode == 2 and line.startswith("spec-check UNKNOWN:") and "--kernel-log" in line
+

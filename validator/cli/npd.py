@@ -58,6 +58,9 @@ def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvm
     built = build(opts, ("node",))
     if facts_file is not None:
         from validator.errors import FactsFileError
+
+        if kernel_log is not None:  # the recorded facts hold the events their probe read
+            raise FactsFileError("--kernel-log goes with the probe, not --facts (give it to `spec-check probe`)")
         from validator.facts.document import load
 
         doc = load(facts_file)
