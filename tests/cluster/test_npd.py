@@ -104,3 +104,11 @@ def test_a_kernel_log_given_with_recorded_facts_is_refused_not_ignored(tmp_path)
     line = contract(r)
     assert r.returncode == 2 and line.startswith("spec-check UNKNOWN:") and "--kernel-log" in line
 
+
+def test_a_baseline_is_honoured_as_by_the_slurm_health_check(tmp_path):
+    base = tmp_path / "base.json"
+    subprocess.run([sys.executable, "-m", "validator", "check", "--facts", str(FACTS / "dgx_h100_ecc_off.json"),
+                    "--format", "json", "-o", str(base)], capture_output=True, timeout=60, cwd=ROOT,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    r = npd("--facts", str(FACTS / "dgx_h100_ecc_off.json"), "--baseline", str(base))
+    assert r.returncode == 0 and contract(r).startswith("spec-check OK:")
