@@ -112,3 +112,11 @@ def test_a_baseline_is_honoured_as_by_the_slurm_health_check(tmp_path):
                    env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
     r = npd("--facts", str(FACTS / "dgx_h100_ecc_off.json"), "--baseline", str(base))
     assert r.returncode == 0 and contract(r).startswith("spec-check OK:")
+
+
+def test_fail_on_warn_makes_a_warning_a_problem_as_its_help_says():
+    r = npd("--facts", str(FACTS / "dgx_h100_hw_thermal.json"), "--fail-on", "warn")
+    line = contract(r)
+    assert r.returncode == 1 and line.startswith("spec-check WARN: "), line
+    r = npd("--facts", str(FACTS / "dgx_h100_hw_thermal.json"))
+    assert r.returncode == 0 and contract(r) == "spec-check OK: 196 pass, 1 warn"

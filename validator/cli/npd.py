@@ -76,4 +76,4 @@ def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvm
         from validator.baseline import apply_baseline, load_baseline
 
         report = apply_baseline(report, load_baseline(baseline), baseline)
-    return npd.verdict(report)
+    return npd.verdict(report, opts.fail_on)
