@@ -120,3 +120,11 @@ def test_fail_on_warn_makes_a_warning_a_problem_as_its_help_says():
     assert r.returncode == 1 and line.startswith("spec-check WARN: "), line
     r = npd("--facts", str(FACTS / "dgx_h100_hw_thermal.json"))
     assert r.returncode == 0 and contract(r) == "spec-check OK: 196 pass, 1 warn"
+
+
+@pytest.mark.parametrize("args", [("--sysfs", "/nonexistent"), ("--kernel-log", "/"), ("--no-such-option",)])
+def test_an_option_the_parser_refuses_is_still_one_unknown_line_on_stdout(args):
+    """A DaemonSet with a wrong mount or flag: NPD shows stdout as the condition's message,
+    so the parser's refusal is the status line too, not an empty message and stderr."""
+    r = npd("--facts", str(FACTS / "dgx_h100.json"), *args)
+    assert r.returncode == 2 and contract(r).startswith("spec-check UNKNOWN: ")
