@@ -110,10 +110,10 @@ def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
     if dim == "list":
         if isinstance(raw, str):
             text = raw.strip()
-            if text.startswith("[") and text.endswith("]"):  # as `spec show` prints it: [48, 79]
+            if text.startswith("[") and text.find("]") == len(text) - 1:  # as `spec show` prints it: [48, 79]
                 text = text[1:-1]
             items = [p.strip() for p in text.split(",") if p.strip()]
-            bad = [p for p in items if "[" in p or "]" in p or len(p.split()) > 1]
+            bad = [p for p in items if p.count("[") != p.count("]") or len(p.split()) > 1]
             if bad:  # "[48" or "48 79" would be a value no fact ever has: the check silently off
                 raise UnitError(f"parameter {name}: {_short(bad[0])} is not one value; "
                                 "write the list as 48,79 or [48, 79]")
