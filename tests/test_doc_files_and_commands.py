@@ -69,8 +69,6 @@ NEEDS = {
         "node_exporter's folder on a Slurm node (tests/cluster/test_health.py, tests/test_first_hour.py's wrapper)",
     "spec-check health --node gpu-017 --facts gpu-017.json": "a Slurm node gpu-017 (tests/cluster/test_health.py)",
     "spec-check health --no-drain": "a Slurm node (tests/cluster/test_health.py)",
-    "spec-check lint JOB --nodes FACTS [--nodes FACTS ...] [--run DIR-OR-LOG ...]":
-        "a synopsis with placeholders: tests/jobnodes/ run lint --nodes and --run on real facts and NCCL logs",
 }
 
 
