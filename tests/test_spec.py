@@ -57,3 +57,17 @@ def test_parameter_defaults_match_design() -> None:
 def test_unknown_spec_version() -> None:
     with pytest.raises(SpecCheckError, match='no spec version "0.9"'):
         load_spec("0.9")
+
+
+@pytest.mark.parametrize("typed", ["[48, 79]", "[48,79]", " 48, 79 ", "48,79"])
+def test_a_list_set_as_it_is_shown_is_the_list(typed: str) -> None:
+    """`spec show` prints lists as `[48, 63, ...]`; `--set xid_fail=[48,79]` read as the
+    strings "[48" and "79]" silently took Xid 79 out of the node-fault list."""
+    v = resolve_parameters(load_spec("1.0"), sets=(f"xid_fail={typed}",))
+    assert [str(x) for x in v["xid_fail"].value] == ["48", "79"]
+
+
+@pytest.mark.parametrize("typed", ["[48, 79", "48 79", "48,79]"])
+def test_a_list_that_is_no_list_is_refused(typed: str) -> None:
+    with pytest.raises(SpecCheckError, match="xid_fail"):
+        resolve_parameters(load_spec("1.0"), sets=(f"xid_fail={typed}",))

@@ -5,6 +5,7 @@ parameter added to the spec is in the sample and (a test checks) in the doc."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -23,6 +24,9 @@ _EXAMPLES = {"count": "1024", "duration": "4.2 s", "bitrate": "400 Gb/s", "bytes
              "steps": "100", "list": "[]"}
 
 
+_LOOKS_LIKE_KEY = re.compile(r"[a-z_]+: ")
+
+
 def shown(value: Any) -> str:
     """A default as YAML writes it on one line: ``400 Gb/s``, ``[PIX, PXB]``, ``unlimited``."""
     if isinstance(value, list):
@@ -37,7 +41,13 @@ def example(param: Any) -> str:
 
 
 def _comment(text: str, indent: str) -> list[str]:
-    lines = textwrap.wrap(" ".join(text.split()), 88 - len(indent), break_on_hyphens=False)
+    """Wrapped so that no line of prose reads as a commented-out parameter
+    (``# xid_lookback: the GPU ...``): uncommenting it would set that key twice."""
+    flat = " ".join(text.split())
+    for width in range(88 - len(indent), 40, -1):
+        lines = textwrap.wrap(flat, width, break_on_hyphens=False)
+        if not any(_LOOKS_LIKE_KEY.match(line) for line in lines):
+            break
     return [f"{indent}# {line}" for line in lines]
 
 

@@ -109,7 +109,15 @@ def parse_parameter(name: str, param: Parameter, raw: Any) -> Any:
         return raw
     if dim == "list":
         if isinstance(raw, str):
-            return [p.strip() for p in raw.split(",") if p.strip()]
+            text = raw.strip()
+            if text.startswith("[") and text.find("]") == len(text) - 1:  # as `spec show` prints it: [48, 79]
+                text = text[1:-1]
+            items = [p.strip() for p in text.split(",") if p.strip()]
+            bad = [p for p in items if p.count("[") != p.count("]") or len(p.split()) > 1]
+            if bad:  # "[48" or "48 79" would be a value no fact ever has: the check silently off
+                raise UnitError(f"parameter {name}: {_short(bad[0])} is not one value; "
+                                "write the list as 48,79 or [48, 79]")
+            return items
         if not isinstance(raw, list) or not all(isinstance(x, (str, int, float)) for x in raw):
             raise UnitError(f"parameter {name}: expected a flat list of values, got {_short(raw)}")
         return list(raw)

@@ -93,3 +93,38 @@ def test_npd_mode_never_touches_slurm(tmp_path):
     """No sinfo/scontrol on PATH, and none is looked for: the Slurm path is not taken."""
     r = npd("--facts", str(FACTS / "dgx_h100.json"), env={"PATH": str(Path(sys.executable).parent)})
     assert r.returncode == 0, r.stdout
+
+
+def test_a_kernel_log_given_with_recorded_facts_is_refused_not_ignored(tmp_path):
+    """--facts holds the events its probe read; a --kernel-log next to it would be silently
+    unjudged (check refuses the same pair), so it is bad input: Unknown, in one line."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[  12.345678] NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n")
+    r = npd("--facts", str(FACTS / "dgx_h100.json"), "--kernel-log", str(log))
+    line = contract(r)
+    assert r.returncode == 2 and line.startswith("spec-check UNKNOWN:") and "--kernel-log" in line
+
+
+def test_a_baseline_is_honoured_as_by_the_slurm_health_check(tmp_path):
+    base = tmp_path / "base.json"
+    subprocess.run([sys.executable, "-m", "validator", "check", "--facts", str(FACTS / "dgx_h100_ecc_off.json"),
+                    "--format", "json", "-o", str(base)], capture_output=True, timeout=60, cwd=ROOT,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    r = npd("--facts", str(FACTS / "dgx_h100_ecc_off.json"), "--baseline", str(base))
+    assert r.returncode == 0 and contract(r).startswith("spec-check OK:")
+
+
+def test_fail_on_warn_makes_a_warning_a_problem_as_its_help_says():
+    r = npd("--facts", str(FACTS / "dgx_h100_hw_thermal.json"), "--fail-on", "warn")
+    line = contract(r)
+    assert r.returncode == 1 and line.startswith("spec-check WARN: "), line
+    r = npd("--facts", str(FACTS / "dgx_h100_hw_thermal.json"))
+    assert r.returncode == 0 and contract(r) == "spec-check OK: 196 pass, 1 warn"
+
+
+@pytest.mark.parametrize("args", [("--sysfs", "/nonexistent"), ("--kernel-log", "/"), ("--no-such-option",)])
+def test_an_option_the_parser_refuses_is_still_one_unknown_line_on_stdout(args):
+    """A DaemonSet with a wrong mount or flag: NPD shows stdout as the condition's message,
+    so the parser's refusal is the status line too, not an empty message and stderr."""
+    r = npd("--facts", str(FACTS / "dgx_h100.json"), *args)
+    assert r.returncode == 2 and contract(r).startswith("spec-check UNKNOWN: ")

@@ -198,3 +198,22 @@ def test_a_huge_file_is_refused(tmp_path, monkeypatch):
     with pytest.raises(kernel_log.KernelLogError, match="cannot read"):
         kernel_log.read_file(tmp_path / "absent")
     assert errno.ENOENT  # (the errno text, not a traceback)
+
+
+@pytest.mark.parametrize("name", ["facts.json", "nvidia-smi-q.xml", "empty"])
+def test_a_file_that_is_no_kernel_log_is_an_error_not_a_clean_log(dgx, tmp_path, name):
+    """--kernel-log naming the wrong file (a facts document, nvidia-smi output, an empty
+    file) must not read as a log without Xid events: the events are unknown."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "h200" / name
+    src = tmp_path / name
+    src.write_bytes(real.read_bytes() if name != "empty" else b"")
+    f = dgx.probe(nvml=FakeNvml("dgx_h100"), kernel_log=src)
+    for fact in ("gpu.xid_events", "gpu.ras_events"):
+        assert "no line of" in f[fact].get("error", ""), f[fact]
+
+
+def test_a_journal_with_no_entries_is_a_clean_log(dgx, tmp_path):
+    src = tmp_path / "journal.txt"
+    src.write_text("-- No entries --\n")
+    f = dgx.probe(nvml=FakeNvml("dgx_h100"), kernel_log=src)
+    assert f["gpu.xid_events"] == {"items": [], "source": str(src)}

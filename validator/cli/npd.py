@@ -58,6 +58,9 @@ def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvm
     built = build(opts, ("node",))
     if facts_file is not None:
         from validator.errors import FactsFileError
+
+        if kernel_log is not None:  # the recorded facts hold the events their probe read
+            raise FactsFileError("--kernel-log goes with the probe, not --facts (give it to `spec-check probe`)")
         from validator.facts.document import load
 
         doc = load(facts_file)
@@ -68,4 +71,9 @@ def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvm
         doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log)
         source = "probe"
     report = evaluate_documents("health", built, opts, [doc], [source])
-    return npd.verdict(report)
+    baseline = opts.extra.get("baseline")
+    if baseline is not None:  # as the Slurm health check does, without its stderr line
+        from validator.baseline import apply_baseline, load_baseline
+
+        report = apply_baseline(report, load_baseline(baseline), baseline)
+    return npd.verdict(report, opts.fail_on)

@@ -37,14 +37,18 @@ def _listed(prefix: str, rules: list[str], limit: int = MAX_LINE) -> str:
     return fit(f"{prefix}{ids[0]} (+{len(ids) - 1})" if len(ids) > 1 else f"{prefix}{ids[0]}", limit)
 
 
-def verdict(report: Any) -> tuple[int, str]:
-    """The NPD exit code and status line of a report."""
+def verdict(report: Any, fail_on: str = "fail") -> tuple[int, str]:
+    """The NPD exit code and status line of a report (``--fail-on warn``: a warning not
+    waived or baselined is a problem too)."""
     failed = [f.rule for f in report.findings if f.against_verdict and f.status.value == "fail"]
     unknown = [f.rule for f in report.findings if f.against_verdict and f.status.value == "error"]
     if failed:
         return PROBLEM, _listed("spec-check FAIL: ", failed)
     if unknown:
         return UNKNOWN, _listed("spec-check UNKNOWN: ", unknown)
+    warned_rules = [f.rule for f in report.findings if not f.waived and f.status.value == "warn"]
+    if fail_on == "warn" and warned_rules:
+        return PROBLEM, _listed("spec-check WARN: ", warned_rules)
     counts = report.summary.counts
     warned = counts.get("warn", 0) if isinstance(counts, dict) else 0
     tail = f", {warned} warn" if warned else ""

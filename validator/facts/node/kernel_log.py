@@ -182,9 +182,24 @@ def read_file(path: Path) -> Log:
             raise KernelLogError(f"{path} is {st.st_size} bytes, over the {MAX_BYTES} byte limit "
                                  "for a kernel log")
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return parse_lines(fh, str(path))
+            log = parse_lines(fh, str(path))
     except OSError as exc:
         raise KernelLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if _not_a_kernel_log(log):  # the wrong file: its events are unknown, not none
+        raise KernelLogError(f"no line of {path} is a kernel log line (dmesg, dmesg -T, /dev/kmsg or "
+                             "journalctl -k output): not a kernel log")
+    return log
+
+
+def _not_a_kernel_log(log: Log) -> bool:
+    """Nothing in a stamp of a known shape and no GPU event line: a facts document, tool
+    output, an empty file. (journalctl's own ``-- No entries --`` lines are a log.)"""
+    lines = [r for r in log.records if not r.message.startswith("-- ")]
+    if any(r.since_boot is not None or r.wall is not None for r in lines):
+        return False
+    if any("NVRM: Xid" in r.message or "amdgpu" in r.message for r in lines):
+        return False
+    return bool(lines) or not log.records
 
 
 def read_kmsg(path: Path = Path("/dev/kmsg")) -> Log:
