@@ -185,3 +185,36 @@ def test_dcgm_absent_is_a_skip_saying_so_on_the_node_and_today(tmp_path):
     dcgm = {k: g for k, g in now.items() if "dcgm" in k[0]}
     assert {k: (g["status"], g["message"]) for k, g in dcgm.items()} == {
         ("PLAT-01.dcgm-diag-failed", None): ("skip", f["message"])}
+
+
+# -- the live record format against dmesg, both from that node at the same minute ----------------
+
+def test_kmsg_records_read_as_the_same_messages_dmesg_printed():
+    """kmsg_head.txt (`head -n 200 /dev/kmsg`) and dmesg.txt are the same boot's log: each
+    /dev/kmsg record parses to the message and boot time of the dmesg line in the same place.
+    /dev/kmsg escapes a tab as \\x09 (kernel/printk/printk.c, msg_add_ext_text); before the
+    fix five records (``rcu: \\x09RCU restricting CPUs ...``) kept the escape and differed."""
+    from validator.facts.node import kernel_log
+
+    records = [ln for ln in (REC / "kmsg_head.txt").read_text().splitlines() if not ln.startswith(" ")]
+    lines = (REC / "dmesg.txt").read_text().splitlines()[:len(records)]
+    assert len(records) == 199  # 200 lines, one of them a record's " SUBSYSTEM=acpi" continuation
+    got = [kernel_log.parse_line(r) for r in records]
+    want = [kernel_log.parse_line(ln) for ln in lines]
+    assert None not in got and None not in want
+    assert [(g.message, g.since_boot) for g in got] == [(w.message, w.since_boot) for w in want]
+    assert sum("\t" in g.message for g in got) == 5
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ("6,1,2,-;a\\x09b", "a\tb"),
+    ("6,1,2,-;back\\x5cx09slash", "back\\x09slash"),  # an escaped backslash stays a literal text
+    ("6,1,2,-;caf\\xc3\\xa9", "caf\u00e9"),  # bytes from 0x80 are escaped one by one: UTF-8 again
+    ("6,1,2,-;bad \\xff byte", "bad \ufffd byte"),
+    ("6,1,2,-;NVRM: Xid (PCI:0000:00:06): 79, pid=1, name=x, GPU has fallen off the bus.",
+     "NVRM: Xid (PCI:0000:00:06): 79, pid=1, name=x, GPU has fallen off the bus."),
+])
+def test_kmsg_escapes_are_undone(record, message):
+    from validator.facts.node import kernel_log
+
+    assert kernel_log.parse_line(record).message == message
