@@ -71,8 +71,8 @@ step kernel_log 30 $PY -m validator check --kernel-log "$OUT/dmesg.txt" --format
   -o "$OUT/kernel_log_check.json" 2>"$OUT/kernel_log.stderr"
 
 # one display section per call: driver 580 answered "-d ECC,PCIE,ROW_REMAPPER" with "Failed to
-# parse --display/-d flags" (exit 2), naming no section, and recorded nothing (PCIE is the
-# suspect); the PCIe replay counter is in the full XML (pci/replay_counter)
+# parse --display/-d flags" (exit 2), naming no section, and recorded nothing (PCIE is not in
+# NVIDIA's documented -d list); the PCIe replay counter is in the full XML (pci/replay_counter)
 step nvidia_smi_ecc 20 nvidia-smi -q -d ECC >"$OUT/nvml_counters.txt" 2>&1
 step nvidia_smi_rows 20 nvidia-smi -q -d ROW_REMAPPER >"$OUT/nvml_row_remapper.txt" 2>&1
 step nvidia_smi_xml 20 nvidia-smi -q -x >"$OUT/nvidia-smi-q.xml" 2>"$OUT/nvidia-smi-q.stderr"
