@@ -16,7 +16,9 @@
 #   dmesg.txt             the live kernel log (dmesg), then judged from the file:
 #   kernel_log_check.json spec-check check --kernel-log dmesg.txt --format json
 #   kmsg_head.txt         the first 200 /dev/kmsg records (the raw record format)
-#   nvml_counters.txt     nvidia-smi -q -d ECC,PCIE,ROW_REMAPPER (the oracle for the counters)
+#   nvml_counters.txt     nvidia-smi -q -d ECC (the oracle for the ECC counters)
+#   nvml_row_remapper.txt nvidia-smi -q -d ROW_REMAPPER
+#   nvidia-smi-q.xml      nvidia-smi -q -x (the oracle for every GPU fact, PCIe replays included)
 #   dcgm_diag.json, .rc   dcgmi diag -r 1 -j, only if dcgmi exists (else dcgm_absent.txt)
 #   dcgm_check.json       spec-check check --dcgm-diag 1 --format json (either way)
 #   timing.txt            wall seconds and exit code of every step
@@ -68,7 +70,12 @@ sleep 1; kill "$KPID" 2>/dev/null; wait "$KPID" 2>/dev/null
 step kernel_log 30 $PY -m validator check --kernel-log "$OUT/dmesg.txt" --format json \
   -o "$OUT/kernel_log_check.json" 2>"$OUT/kernel_log.stderr"
 
-step nvidia_smi 20 nvidia-smi -q -d ECC,PCIE,ROW_REMAPPER >"$OUT/nvml_counters.txt" 2>&1
+# one display section per call: driver 580 answered "-d ECC,PCIE,ROW_REMAPPER" with "Failed to
+# parse --display/-d flags" (exit 2), naming no section, and recorded nothing (PCIE is not in
+# NVIDIA's documented -d list); the PCIe replay counter is in the full XML (pci/replay_counter)
+step nvidia_smi_ecc 20 nvidia-smi -q -d ECC >"$OUT/nvml_counters.txt" 2>&1
+step nvidia_smi_rows 20 nvidia-smi -q -d ROW_REMAPPER >"$OUT/nvml_row_remapper.txt" 2>&1
+step nvidia_smi_xml 20 nvidia-smi -q -x >"$OUT/nvidia-smi-q.xml" 2>"$OUT/nvidia-smi-q.stderr"
 
 if command -v dcgmi >/dev/null 2>&1; then
   step dcgm_diag 60 dcgmi diag -r 1 -j >"$OUT/dcgm_diag.json" 2>"$OUT/dcgm_diag.stderr"

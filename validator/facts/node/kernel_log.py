@@ -35,6 +35,7 @@ JOURNAL_TIMEOUT = 3.0
 MAX_RECORDS = 1_000_000
 
 _KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;(.*)$")
+_KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 _MONO = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
 _CTIME = re.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(.*)$")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) (\S+) (.*)$")
@@ -79,7 +80,7 @@ def parse_line(line: str, number: int = 0) -> Record | None:
     line = line.rstrip("\r\n")
     m = _KMSG.match(line)
     if m:
-        return Record(m.group(4), since_boot=int(m.group(3)) / 1e6, line=number)
+        return Record(_unescape_kmsg(m.group(4)), since_boot=int(m.group(3)) / 1e6, line=number)
     m = _MONO.match(line)
     if m:
         rest = m.group(2)
@@ -113,6 +114,17 @@ def parse_line(line: str, number: int = 0) -> Record | None:
             return None
         return _with_inner_stamp(text, wall, number)
     return None
+
+
+def _unescape_kmsg(text: str) -> str:
+    """/dev/kmsg writes each byte below 0x20, from 0x7f, and the backslash as ``\\xHH``
+    (kernel/printk/printk.c, msg_add_ext_text); dmesg prints them as they are. Undone byte by
+    byte, then read as UTF-8, so a record means the same text whichever way it was read (the
+    real H200's tab in ``rcu: \\x09RCU restricting CPUs`` showed the difference)."""
+    if "\\x" not in text:
+        return text
+    raw = _KMSG_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode("utf-8", "surrogateescape"))
+    return raw.decode("utf-8", errors="replace")
 
 
 def _kernel_message(rest: str) -> str | None:
