@@ -57,6 +57,16 @@ NEEDS = {
         "inside the pyxis container: tests/ship/test_container.py runs the recipe with the mounts mapped",
     "spec-check lint JOB --nodes FACTS [--nodes FACTS ...] [--run DIR-OR-LOG ...]":
         "the synopsis, not a command: tests/jobnodes/test_cli_nodes.py runs lint with --nodes and --run",
+    "spec-check lint --run runs/hf_crash":
+        "a user's run folder: tests/runs/test_recordings.py runs lint --run on the recorded hf_crash run",
+    "spec-check lint train.yaml launch.sh --run runs/hf_crash":
+        "a user's job and run: tests/runs/ lints jobs with --run on the recorded runs",
+    "spec-check check --scrape http://127.0.0.1:9400/metrics --scrape http://127.0.0.1:9100/metrics":
+        "live exporters: tests/test_scrape_cli.py runs check --scrape against prometheus_client servers on 127.0.0.1",
+    "spec-check probe --scrape http://127.0.0.1:9400/metrics -o facts.json":
+        "a live dcgm-exporter: tests/test_scrape_cli.py runs probe --scrape against a prometheus_client server",
+    "spec-check cluster --hosts node[01-16] --scrape-port 9400":
+        "16 hosts over SSH: tests/test_scrape_cli.py runs cluster --scrape-port on the local transport",
     "spec-check cluster --transport local": "tests/cluster/test_local.py runs the local transport",
     "spec-check cluster --facts saved/": "a --save-facts folder (tests/hardening/test_round_trip.py replays one)",
     "spec-check cluster --facts /results/facts --name \"$SLURM_JOB_ID\" --format json -o /results/result.json":

@@ -53,7 +53,7 @@ from validator.resources import rules_dir, spec_dir
 
 FORMAT = "1"  # bump when the entry layout changes
 COMPILER_MODULES = (
-    "__init__.py", "compiled.py", "errors.py", "formulas.py", "loader.py", "operators.py", "resources.py",
+    "__init__.py", "compiled.py", "errors.py", "formulas.py", "loader.py", "numbers.py", "operators.py", "resources.py",
     "rulemodel.py", "safeio.py", "spec.py", "units.py", "validation_models.py", "yamlfile.py",
     "jobs/source.py", "jobs/__init__.py", "facts/__init__.py", "facts/document.py", "versions.py", "lazy.py",
 )

@@ -256,7 +256,7 @@ def cluster(
     check_outputs(opts.output, save_facts)
     probe_args: tuple[str, ...] = ()
     if scrape_port is not None:
-        from validator.cli.node import _with_endpoints
+        from validator.cli.node import with_endpoints
 
         url = f"http://127.0.0.1:{scrape_port}/metrics"
         if host_timeout <= scrape_interval + 2 * 10.0:
@@ -264,7 +264,7 @@ def cluster(
                                    f"{scrape_interval:g} s apart (10 s each): give --timeout above "
                                    f"{scrape_interval + 20:g}")
         probe_args = ("--scrape", url, "--scrape-interval", f"{scrape_interval:g}", "--scrape-timeout", "10")
-        built = _with_endpoints(built, (url,), "--scrape-port")
+        built = with_endpoints(built, (url,), "--scrape-port")
     run(
         built,
         opts,

@@ -147,9 +147,9 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
                                      f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",
                                      file=str(p))
         sources = [str(p) for p in facts_files]
-        built = _with_endpoints(built, _recorded_endpoints(docs), "facts")
+        built = with_endpoints(built, _recorded_endpoints(docs), "facts")
     else:
-        built = _with_endpoints(built, scrape, "--scrape")
+        built = with_endpoints(built, scrape, "--scrape")
         endpoints = tuple(built.ctx.params["scrape_endpoints"].value or ())
         _check_urls(endpoints)
         docs = [probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since,
@@ -198,7 +198,7 @@ def _recorded_endpoints(docs: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _with_endpoints(built: Any, urls: tuple[str, ...], origin: str) -> Any:
+def with_endpoints(built: Any, urls: tuple[str, ...], origin: str) -> Any:
     """``built`` with ``urls`` added to the ``scrape_endpoints`` parameter (MON-03's scrapes)."""
     import dataclasses
 

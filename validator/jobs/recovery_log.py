@@ -50,7 +50,7 @@ NOT_GIVEN = "no training log given (--recovery-log FILE)"
 MAX_INCIDENTS = 200  # failures measured per run; real excerpts hold a handful
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_ISO = re.compile(
+ISO_TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?"
 )
 # glog: severity letter, MMDD, time; at line start or after "[rank0]:[" / ":" / space
@@ -142,7 +142,7 @@ def events(text: str, file: str) -> list[Event]:
     """The timestamped failure and step lines of one log, in file order."""
     out: list[Event] = []
     year: int | None = None
-    first_dated = _ISO.search(text)
+    first_dated = ISO_TIME.search(text)
     fallback_year = int(first_dated.group(1)) if first_dated else 2000  # 2000: has Feb 29
     last: datetime | None = None  # an untimed line comes after the last timed line
     pending: list[tuple[int, str]] = []  # restart markers before the file's first timed line
@@ -153,7 +153,7 @@ def events(text: str, file: str) -> list[Event]:
         is_restart = not is_failure and not is_step and RESTART.search(line) is not None
         head = line[:HEAD]
         t: datetime | None = None
-        m = _ISO.search(head)
+        m = ISO_TIME.search(head)
         if m is not None:
             try:
                 t = _iso(m)

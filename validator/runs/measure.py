@@ -113,8 +113,8 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
         except LogError as exc:
             ev.errors.append(readers.RunFileError(str(p), None, str(exc)))
             continue
-        from validator.jobs.recovery_log import _ISO
+        from validator.jobs.recovery_log import ISO_TIME
 
-        ev.log_texts[str(p)] = _ISO.search(text) is not None
+        ev.log_texts[str(p)] = ISO_TIME.search(text) is not None
         ev.read.append({"file": str(p), "as": AS["log"]})
     return ev
