@@ -46,3 +46,23 @@ def test_generated_fact_fixtures_name_no_python_call() -> None:
     for path in sorted(fixtures.glob("dgx_h100*.json")) + [fixtures / "plain_host.json"]:
         bad = [s for s in _sources(json.loads(path.read_text())) if PYTHON_NAME.search(s)]
         assert bad == [], path.name
+
+
+def test_rules_explain_names_every_fact_by_its_label() -> None:
+    """`rules explain` says what a rule reads in words; a dotted fact key appears only in quotes
+    right after its label (the form `probe` output and --facts files use)."""
+    from click.testing import CliRunner
+
+    from validator.cli.catalog import explain
+    from validator.cli.common import DEFAULT_SPEC_VERSION
+    from validator.compiled import load_bundled
+
+    _spec, catalogue, pack = load_bundled(DEFAULT_SPEC_VERSION)
+    runner = CliRunner()
+    for rule in pack.rules:
+        out = runner.invoke(explain, [rule.id])
+        assert out.exit_code == 0, (rule.id, out.output)
+        line = next(x for x in out.output.splitlines() if x.startswith("Expected: "))
+        label = catalogue[rule.fact].label
+        assert f'{label} ("{rule.fact}")' in line or f"{label}'s" in line, (rule.id, line)
+        assert re.search(r"reads [a-z]+\.[a-z_.]+\)", line) is None, (rule.id, line)
