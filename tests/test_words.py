@@ -66,3 +66,14 @@ def test_rules_explain_names_every_fact_by_its_label() -> None:
         label = catalogue[rule.fact].label
         assert f'{label} ("{rule.fact}")' in line or f"{label}'s" in line, (rule.id, line)
         assert re.search(r"reads [a-z]+\.[a-z_.]+\)", line) is None, (rule.id, line)
+
+
+def test_markdown_and_html_pass_rows_state_what_holds() -> None:
+    """A pass row says what holds (the expected, met) before the rule ID, as the terminal's PASS
+    line does, in the example reports made from the DGX H100 fixture."""
+    examples = Path(__file__).parents[1] / "reports" / "examples"
+    md = (examples / "node-dgx-h100.md").read_text()
+    assert "| what holds | rule |" in md
+    assert "| ECC mode (current) is on | `MEM-01.ecc-disabled` |" in md
+    html = (examples / "node-dgx-h100.html").read_text()
+    assert re.search(r'<th scope="row">holds: ECC mode \(current\) is on<br>[^<]*(<[^>]*>)*MEM-01\.ecc-disabled', html)
