@@ -204,7 +204,7 @@ def test_rules_list_and_explain() -> None:
     assert r.returncode == 0
     assert "NET-01.fabric-port-slow" in r.stdout and "NET-01" in r.stdout
     r = spec_check("rules", "explain", "NET-01.fabric-port-slow")
-    assert r.returncode == 0 and "Why:" in r.stdout and "Fix:" in r.stdout and "rdma.ports item's rate" in r.stdout
+    assert r.returncode == 0 and "Why:" in r.stdout and "Fix:" in r.stdout and "reads each RDMA port's port rate (\"rdma.ports\" field \"rate\")" in r.stdout
     r = spec_check("rules", "explain", "MEM-02")
     assert "MEM-02.memlock-limited" in r.stdout and "memlock_min = unlimited" in r.stdout
     assert_one_line_error(spec_check("rules", "explain", "NET-01.nope"), 'no such rule: "NET-01.nope"')

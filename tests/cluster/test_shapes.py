@@ -270,7 +270,7 @@ def test_nodes_with_their_own_gpu_values_judged_as_if_parsed(tmp_path, monkeypat
         "m-typed": _distinct(_named(BASE, "m-typed"), 55).replace(
             '"energy_total": {\n       "value": 9', '"energy_total": {\n       "value": "9', 1
         ).replace('.678,\n       "unit": "J"', '.678",\n       "unit": "J"', 1),
-        "m-source": _distinct(_named(BASE, "m-source"), 56).replace("nvml:nvmlDeviceGetUUID", "nvml:other", 1),
+        "m-source": _distinct(_named(BASE, "m-source"), 56).replace("library): nvmlDeviceGetUUID", "library): other", 1),
         "m-unit": _distinct(_named(BASE, "m-unit"), 57).replace('"unit": "J"', '"unit": "kJ"', 1),
     }
     for name, text in odd.items():
@@ -333,7 +333,7 @@ def test_value_slots_only_where_fact_values_differ():
                           (('"value": 912345.678', '"value": true      '), False),  # a number's kind
                           (('"id": "0000:18:00.0"', '"id": "0000:19:00.0"'), False),  # an item's id
                           (('"value": 912345.678', '"value": 9123456.78'), True),  # same length and kind
-                          (("nvml:nvmlDeviceGetUUID", "nvml:nvmlDeviceGetUUIX"), True)):  # a source
+                          (("library): nvmlDeviceGetUUID", "library): nvmlDeviceGetUUIX"), True)):  # a source
         text = _named(BASE, "h5").replace(*change, 1)
         other = shapes.make(text.encode(), json.loads(text), hostname_read=False)
         assert other is not None

@@ -29,7 +29,7 @@ def test_slurmd_limit_wins_over_the_probe_shell(tmp_path):
     b.process(1650, "slurmd", ["/usr/sbin/slurmd"])
     b.limits(1650, "unlimited")
     f = memlock(ctx)
-    assert f["value"] == "unlimited" and f["source"].startswith("slurmd (pid 1650): ")
+    assert f["value"] == "unlimited" and f["source"].startswith("locked-memory limit (ulimit -l) of slurmd (pid 1650): ")
 
 
 def test_slurmd_with_a_small_limit_fails_even_when_the_shell_is_unlimited(tmp_path):
@@ -51,7 +51,7 @@ def test_docker_default_ulimits(tmp_path):
     assert f["value"] == "unlimited" and "dockerd default-ulimits" in f["source"]
     (tmp_path / "etc/docker/daemon.json").write_text("{}")
     f = memlock(ctx)  # no default: containers inherit containerd's
-    assert f["value"] == 65536 and f["source"].startswith("containerd (pid 600)")
+    assert f["value"] == 65536 and f["source"].startswith("locked-memory limit (ulimit -l) of containerd (pid 600)")
 
 
 def test_unit_file_when_the_daemon_is_not_running(tmp_path):
@@ -109,7 +109,7 @@ def test_check_names_slurmd_in_the_mem02_finding(tmp_path):
     p = subprocess.run([sys.executable, "-m", "validator", "check", "--facts", str(facts), "--select",
                         "MEM-02.memlock", "--format", "json"], capture_output=True, text=True, check=False)
     found = json.loads(p.stdout)["findings"]
-    assert [(f["status"], f["source"]) for f in found] == [("pass", "slurmd (pid 1650): /proc/1650/limits")]
+    assert [(f["status"], f["source"]) for f in found] == [("pass", "locked-memory limit (ulimit -l) of slurmd (pid 1650): /proc/1650/limits")]
 
 
 def test_docker_default_ulimits_beyond_any_real_value_or_written_twice(tmp_path):

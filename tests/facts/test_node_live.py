@@ -49,7 +49,7 @@ def test_memlock_is_what_the_named_launcher_gets(facts):
     def as_value(soft: int) -> int | str:
         return "unlimited" if soft == resource.RLIM_INFINITY else soft
 
-    pid = re.match(r"^\w+ \(pid (\d+)\): ", source)
+    pid = re.match(r"^locked-memory limit \(ulimit -l\) of \w+ \(pid (\d+)\): ", source)
     unit = re.search(r"LimitMEMLOCK \(\w+ not running\): (.+):(\d+)$", source)
     if pid:
         try:

@@ -48,7 +48,7 @@ def test_dgx_h100_host(dgx):
     assert f["memory.total"]["value"] == 2113389596 * 1024
     # slurmd's limit, not the SSH shell's 8 MiB the probe itself runs with
     assert f["memory.memlock_limit"] == {"value": "unlimited", "unit": "B",
-                                         "source": f"slurmd (pid 1650): {dgx.procfs / '1650/limits'}"}
+                                         "source": f"locked-memory limit (ulimit -l) of slurmd (pid 1650): {dgx.procfs / '1650/limits'}"}
     st = os.statvfs(dgx.rootfs / "dev/shm")
     assert f["memory.shm_size"]["value"] == st.f_frsize * st.f_blocks
     assert f["telemetry.exporters"]["value"] == ["dcgm-exporter", "node_exporter"]
@@ -82,7 +82,7 @@ def test_dgx_h100_gpus_and_their_nearest_port(dgx):
     assert f["gpu.vendor"]["value"] == "nvidia"
     assert f["gpu.count"]["value"] == 8
     assert f["gpu.memory_total"] == {"value": 8 * 85520809984, "unit": "B",
-                                     "source": "sum of gpu.devices memory_total"}
+                                     "source": "sum of every GPU's total memory (gpu.devices)"}
     for i, (bdf, port, dist) in GPU_NIC.items():
         g = fields(f, "gpu.devices", f"GPU{i}")
         assert (g["pci_bus_id"], g["nearest_fabric_port"], g["nearest_fabric_distance"]) == (

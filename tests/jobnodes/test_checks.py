@@ -44,7 +44,7 @@ def test_consistent_real_job_gains_no_failure(tmp_path: Path) -> None:
     assert found["PLAT-02.job-nodes-exceed-fleet"].status.value == "pass"
     f = found["PLAT-01.job-gpus-per-node-exceed-node"]
     assert f.location.line == 44 and "--nproc_per_node 8" in f.location.text  # the job's side
-    assert "gpu.count (nvml:nvmlDeviceGetCount)" in f.source  # the node's side
+    assert "gpu.count (NVML (nvidia-smi's library): nvmlDeviceGetCount)" in f.source  # the node's side
     assert "dgx-h100-[01-02]" in f.message
 
 

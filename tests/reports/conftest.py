@@ -105,7 +105,7 @@ def make_report(**changes: Any) -> Report:
             "n2",
             item="GPU1",
             message="could not be read: NotSupported",
-            source="nvml:nvmlDeviceGetRemappedRows",
+            source="NVML (nvidia-smi's library): nvmlDeviceGetRemappedRows",
         ),
         _f(
             "PLAT-03.persistence-off",

@@ -119,7 +119,7 @@ def test_summary_coverage_matrix_chart_and_evidence():
     assert "shm_min = 2 GiB (--set)" in text
     assert 'class="matrix"' in text  # two node subjects: host-by-requirement matrix
     assert "<svg" in text and "400 Gb/s" in text and "n2 → n1" in text
-    assert "conf/ds_config.json:12" in text and "nvml:nvmlDeviceGetRemappedRows" in text
+    assert "conf/ds_config.json:12" in text and "NVML (nvidia-smi&#x27;s library): nvmlDeviceGetRemappedRows" in text
     assert "waiver expired" in text and "<strong>waived</strong>" in text
     assert "fix NET-01.fabric-port-slow" in text  # remediation
 

@@ -94,8 +94,7 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
     words = describe_rule(built.ctx, r)
     click.echo(f"{r.id}  ({pack.level_of(r, spec)}, {r.scope} scope, requirement {r.requirement})\n")
     click.echo(f"{r.summary.strip()}\n\nWhy: {r.why.strip()}\n\nFix: {r.remediation.strip()}\n")
-    what = f"each {r.fact} item's {r.field}" if r.field else r.fact
-    click.echo(f"Expected: {words['expected']}  (reads {what})")
+    click.echo(f"Expected: {words['expected']}  (reads {_fact_words(built.ctx.catalogue, r.fact, r.field)})")
     for text in words["when"]:
         click.echo(f"Applies only where: {text}")
     for text in words["filter"]:
@@ -107,6 +106,18 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
         # findings say the values; the names are what --set and a profile take
         click.echo("Parameters: " + ", ".join(f"{n} = {built.ctx.params[n].text}" for n in names)
                    + " (override with --set NAME=VALUE or a profile)")
+
+
+def _fact_words(catalogue: Any, fact: str, field: str | None) -> str:
+    """A fact in words: its label from the fact catalogue (spec/facts/*.yaml), then its key in
+    quotes, the name `spec-check probe` output and --facts files use: `hung-rank detection time
+    ("job.recovery.hang_detection")`, `each GPU's ECC mode (current) ("gpu.devices" field "ecc_enabled")`."""
+    info = catalogue.get(fact)
+    label = info.label if info is not None else fact
+    if not field:
+        return f'{label} ("{fact}")'
+    sub = info.fields.get(field) if info is not None else None
+    return f'each {label}\'s {sub.label if sub is not None else field} ("{fact}" field "{field}")'
 
 
 def _closest_ids(typed: str, spec: Any, pack: Any) -> str:

@@ -6,7 +6,7 @@ Every fact is one of three shapes, and a fact that could not be gathered is an *
 value* with its reason, never a silent absence::
 
     {"value": 400, "unit": "Gb/s", "source": "/sys/class/infiniband/mlx5_0/ports/1/rate"}
-    {"error": "NVML Shared Library Not Found", "source": "nvml:nvmlInit"}
+    {"error": "NVML Shared Library Not Found", "source": "NVML (nvidia-smi's library): nvmlInit"}
     {"items": [{"id": "mlx5_0:1", "fields": {"rate": {"value": 400, "unit": "Gb/s"}}}],
      "source": "/sys/class/infiniband"}
 

@@ -408,8 +408,11 @@ class HtmlRenderer:
                 f'{badge("waived")} <span class="was">was {badge(f.status.value)}</span>'
                 if f.waived else badge(f.status.value)
             )
+            # a pass says what holds (the expected, met) before the rule's ID, as the terminal does:
+            # rule IDs name the bad condition ("MEM-01.ecc-disabled") and alone read as failures
+            holds = f"holds: {_e(f.expected)}<br>" if f.status is Status.PASS and f.expected else ""
             out(
-                f'<tr><td>{status}</td><th scope="row">{_id(f.rule)}'
+                f'<tr><td>{status}</td><th scope="row">{holds}{_id(f.rule)}'
                 f'<br><span class="muted small">{_e(f.level)}</span></th><td>{_id(f.item) if f.item else ""}</td>'
                 f"<td>{_e(f.observed if f.observed is not None else '')}</td><td>{_e(f.expected)}</td>"
                 f'<td class="ev">{self._evidence(f)}</td><td class="ev">{_prose(f.remediation)}</td></tr>\n'

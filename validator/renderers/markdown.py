@@ -192,17 +192,24 @@ class MarkdownRenderer:
         if rest_ok:
             by_rule: dict[str, Counter[str]] = {}
             subjects: dict[str, set[str]] = {}
+            holds: dict[str, list[str]] = {}  # what holds where the rule passed, as the terminal says it
             for f in rest_ok:
                 by_rule.setdefault(f.rule, Counter())[f.status.value] += 1
                 subjects.setdefault(f.rule, set()).add(f.subject)
+                seen = holds.setdefault(f.rule, [])
+                if f.status is Status.PASS and f.expected and f.expected not in seen:
+                    seen.append(f.expected)
             w(
                 f"<details><summary>{len(rest_ok)} passed or skipped, by rule</summary>\n\n"
-                f"| rule | {ICON['pass']} pass | {ICON['skip']} skip | subjects |\n|---|---:|---:|---:|\n"
+                f"| what holds | rule | {ICON['pass']} pass | {ICON['skip']} skip | subjects |\n"
+                "|---|---|---:|---:|---:|\n"
             )
             rules = sorted(by_rule)
             for i, rule in enumerate(rules):
                 c = by_rule[rule]
-                row = f"| {code(rule)} | {c['pass']} | {c['skip']} | {len(subjects[rule])} |\n"
+                said = holds[rule][:2] + (["…"] if len(holds[rule]) > 2 else [])
+                row = (f"| {cell('; '.join(said))} | {code(rule)} | {c['pass']} | {c['skip']} "
+                       f"| {len(subjects[rule])} |\n")
                 if not w.fits(row, _RESERVE // 4):
                     left_out.append(f"{len(rules) - i} of {len(rules)} rules that passed or skipped")
                     break

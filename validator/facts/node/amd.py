@@ -44,12 +44,12 @@ def collect(ctx: Context) -> dict[str, Fact]:
         msg = f"amdsmi unavailable: {type(exc).__name__}: {exc}"
         if printed:
             msg += f" (it printed: {printed[:300]})"
-        return {n: error(msg, source="amdsmi") for n in FACTS}
+        return {n: error(msg, source="amd-smi's library (amdsmi)") for n in FACTS}
     try:
         return _collect(ctx, amdsmi)
     except Exception as exc:
         msg = f"amdsmi failed: {type(exc).__name__}: {exc}"
-        return {n: error(msg, source="amdsmi") for n in FACTS}
+        return {n: error(msg, source="amd-smi's library (amdsmi)") for n in FACTS}
     finally:
         with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
             amdsmi.amdsmi_shut_down()
@@ -57,7 +57,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
 
 def _get(fn: Callable[..., Any], conv: Callable[[Any], Any], *args: Any,
          unit: str | None = None) -> Fact:
-    src = f"amdsmi:{getattr(fn, '__name__', 'call')}"
+    src = f"amd-smi's library (amdsmi): {getattr(fn, '__name__', 'call')}"
     try:
         raw = conv(fn(*args))
     except Exception as exc:
@@ -70,7 +70,7 @@ def _get(fn: Callable[..., Any], conv: Callable[[Any], Any], *args: Any,
 def rocm_version(smi: Any) -> Fact:
     """``amdsmi_get_rocm_version()`` -> ``(ok, "6.4.1")`` (amdsmi of ROCm 6.4 and later; older
     bindings lack it, which is an error value naming the binding, never a guess)."""
-    src = "amdsmi:amdsmi_get_rocm_version"
+    src = "amd-smi's library (amdsmi): amdsmi_get_rocm_version"
     fn = getattr(smi, "amdsmi_get_rocm_version", None)
     if fn is None:
         return error("amdsmi_get_rocm_version not supported by this amdsmi (ROCm 6.4 or later has it)",
@@ -88,28 +88,28 @@ def rocm_version(smi: Any) -> Fact:
 def _collect(ctx: Context, smi: Any) -> dict[str, Fact]:
     handles = list(smi.amdsmi_get_processor_handles())
     out: dict[str, Fact] = {
-        "gpu.vendor": value("amd", source="amdsmi"),
-        "gpu.count": value(len(handles), source="amdsmi:amdsmi_get_processor_handles"),
+        "gpu.vendor": value("amd", source="amd-smi's library (amdsmi)"),
+        "gpu.count": value(len(handles), source="amd-smi's library (amdsmi): amdsmi_get_processor_handles"),
         "gpu.cuda_version": error("not applicable: AMD GPUs run ROCm, not CUDA; see gpu.rocm_version",
-                                  source="amdsmi"),
+                                  source="amd-smi's library (amdsmi)"),
         "gpu.rocm_version": rocm_version(smi),
-        "gpu.driver_status": value("ok", source="amdsmi:amdsmi_init"),
+        "gpu.driver_status": value("ok", source="amd-smi's library (amdsmi): amdsmi_init"),
     }
     if handles:
         out["gpu.driver_version"] = _get(smi.amdsmi_get_gpu_driver_info,
                                          lambda d: str(d["driver_version"]), handles[0])
     else:
-        out["gpu.driver_version"] = error("no AMD GPU seen by amdsmi", source="amdsmi")
+        out["gpu.driver_version"] = error("no AMD GPU seen by amdsmi", source="amd-smi's library (amdsmi)")
     members = [item(f"GPU{i}", _device(ctx, smi, i, h)) for i, h in enumerate(handles)]
-    out["gpu.devices"] = items(members, source="amdsmi")
+    out["gpu.devices"] = items(members, source="amd-smi's library (amdsmi)")
     names = {m["fields"]["name"]["value"] for m in members if "value" in m["fields"]["name"]}
-    out["gpu.models"] = value(sorted(names), source="amdsmi:amdsmi_get_gpu_asic_info")
+    out["gpu.models"] = value(sorted(names), source="amd-smi's library (amdsmi): amdsmi_get_gpu_asic_info")
     return out
 
 
 def _device(ctx: Context, smi: Any, i: int, h: Any) -> dict[str, Fact]:
     f: dict[str, Fact] = {
-        "index": value(i, source="amdsmi:amdsmi_get_processor_handles"),
+        "index": value(i, source="amd-smi's library (amdsmi): amdsmi_get_processor_handles"),
         "uuid": _get(smi.amdsmi_get_gpu_device_uuid, str, h),
         "name": _get(smi.amdsmi_get_gpu_asic_info, lambda a: str(a["market_name"]), h),
         "pci_bus_id": _get(smi.amdsmi_get_gpu_device_bdf, lambda b: str(b).lower(), h),
@@ -127,9 +127,9 @@ def _device(ctx: Context, smi: Any, i: int, h: Any) -> dict[str, Fact]:
         f.update(nearest_port(ctx, bdf))
     else:
         for name in ("numa_node", *NEAREST):
-            f[name] = error("GPU PCI address unknown", source="amdsmi")
+            f[name] = error("GPU PCI address unknown", source="amd-smi's library (amdsmi)")
     for name in FIELDS:
-        f.setdefault(name, error("not gathered for AMD GPUs by this version", source="amdsmi"))
+        f.setdefault(name, error("not gathered for AMD GPUs by this version", source="amd-smi's library (amdsmi)"))
     return f
 
 

@@ -29,7 +29,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
         out = {name: error(why, source="probe") for name in FACTS}
         vendor = "amd" if amd_only else "nvidia" if counts.get("nvidia") else None
         if vendor:  # the tree's own PCI scan knows that much
-            out["gpu.vendor"] = value(vendor, source="sysfs: PCI scan")
+            out["gpu.vendor"] = value(vendor, source="PCI devices (/sys/bus/pci/devices, as lspci lists them)")
         return out
     if amd_only:
         out = amd.collect(ctx)
@@ -50,4 +50,4 @@ def memory_total(devices: Fact) -> Fact:
             return error(f"{gpu['id']} memory unknown: {mem.get('error', 'not gathered')}",
                          source=mem.get("source"))
         total += mem["value"]
-    return value(total, unit="B", source="sum of gpu.devices memory_total")
+    return value(total, unit="B", source="sum of every GPU's total memory (gpu.devices)")

@@ -51,7 +51,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
 
 def _hostname(ctx: Context) -> Fact:
     if ctx.live:
-        return value(socket.gethostname(), source="socket.gethostname")
+        return value(socket.gethostname(), source="this host's name (hostname)")
     return read_fact(ctx.procfs / "sys/kernel/hostname")
 
 
@@ -61,8 +61,8 @@ def _cpu_count(ctx: Context, cpuinfo: Path) -> Fact:
 
         n = psutil.cpu_count(logical=True)
         if not n:
-            return error("psutil.cpu_count() could not tell", source="psutil.cpu_count")
-        return value(n, source="psutil.cpu_count")
+            return error("the count of logical CPUs could not be told", source="logical CPUs (nproc --all)")
+        return value(n, source="logical CPUs (nproc --all)")
 
     def count(text: str) -> int:
         n = sum(1 for line in text.splitlines() if line.split(":")[0].strip() == "processor")
@@ -119,4 +119,4 @@ def _shm_size(path: Path) -> Fact:
         st = os.statvfs(path)
     except OSError as exc:
         return error(f"cannot statvfs {path}: {exc.strerror or exc}", source=str(path))
-    return value(st.f_frsize * st.f_blocks, unit="B", source=f"os.statvfs({path})")
+    return value(st.f_frsize * st.f_blocks, unit="B", source=f"size of {path} (statvfs, as df shows it)")

@@ -75,7 +75,8 @@ def _processes(procfs: Path, names: tuple[str, ...]) -> dict[str, int]:
 def _from_process(procfs: Path, name: str, pid: int) -> Fact:
     path = procfs / str(pid) / "limits"
     try:
-        return value(parse_memlock(read(path)), unit="B", source=f"{name} (pid {pid}): {path}")
+        return value(parse_memlock(read(path)), unit="B",
+                     source=f"locked-memory limit (ulimit -l) of {name} (pid {pid}): {path}")
     except ReadError as exc:
         return error(f"{name} (pid {pid}): {exc}", source=str(path))
     except ValueError as exc:

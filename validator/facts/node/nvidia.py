@@ -59,7 +59,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
         try:
             import pynvml
         except ImportError as exc:
-            return _all_errors(f"nvidia-ml-py is not installed ({exc})", "nvml:import")
+            return _all_errors(f"nvidia-ml-py is not installed ({exc})", "NVML (nvidia-smi's library)")
         nv = pynvml
     try:
         nv.nvmlInit()
@@ -79,12 +79,12 @@ def _all_errors(msg: str, source: str) -> dict[str, Fact]:
 def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
     name = type(exc).__name__.removeprefix("NVMLError_")
     on_bus = pci_vendor_counts(ctx)
-    src = "nvml:nvmlInit"
+    src = "NVML (nvidia-smi's library): nvmlInit"
     if name == "LibraryNotFound" and on_bus is not None and not on_bus.get("nvidia"):
         # no driver and no NVIDIA GPU: a node without GPUs, which is a fact, not an error
         why = f"no NVIDIA GPU on this node ({reason(exc)}; none on the PCI bus)"
         return {  # (AMD-only nodes never get here: gpu.py sends them to amdsmi)
-            "gpu.vendor": value("none", source="sysfs: PCI scan"),
+            "gpu.vendor": value("none", source="PCI devices (/sys/bus/pci/devices, as lspci lists them)"),
             "gpu.count": value(0, source=src),
             "gpu.driver_version": error(why, source=src),
             "gpu.cuda_version": error(why, source=src),
@@ -101,7 +101,7 @@ def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
     why = f"{reason(exc)}: {hint}; {bus}"
     out = _all_errors(why, src)
     if on_bus and on_bus.get("nvidia"):
-        out["gpu.vendor"] = value("nvidia", source="sysfs: PCI scan")
+        out["gpu.vendor"] = value("nvidia", source="PCI devices (/sys/bus/pci/devices, as lspci lists them)")
         out["gpu.rocm_version"] = error(NOT_ROCM, source=src)
         if name in DRIVER_BROKEN:  # a known verdict: the driver exposes no GPU, and why
             out["gpu.count"] = value(0, source=src)
@@ -127,7 +127,7 @@ def _call(nv: Any, fn: str, *args: Any, fallback: str | None = None) -> Any:
 
 def _get(nv: Any, conv: Callable[[Any], Any], fn: str, *args: Any, unit: str | None = None,
          fallback: str | None = None) -> Fact:
-    src = f"nvml:{fn}"
+    src = f"NVML (nvidia-smi's library): {fn}"
     try:
         raw = _call(nv, fn, *args, fallback=fallback)
     except nv.NVMLError as exc:
@@ -142,33 +142,33 @@ def _text(v: Any) -> str:
 
 
 def _collect(ctx: Context, nv: Any) -> dict[str, Fact]:
-    out: dict[str, Fact] = {"gpu.vendor": value("nvidia", source="nvml:nvmlInit"),
-                            "gpu.driver_status": value("ok", source="nvml:nvmlInit"),
-                            "gpu.rocm_version": error(NOT_ROCM, source="nvml")}
+    out: dict[str, Fact] = {"gpu.vendor": value("nvidia", source="NVML (nvidia-smi's library): nvmlInit"),
+                            "gpu.driver_status": value("ok", source="NVML (nvidia-smi's library): nvmlInit"),
+                            "gpu.rocm_version": error(NOT_ROCM, source="NVML (nvidia-smi's library)")}
     try:
         count = nv.nvmlDeviceGetCount()
     except nv.NVMLError as exc:
-        out.update({n: error(reason(exc), source="nvml:nvmlDeviceGetCount")
+        out.update({n: error(reason(exc), source="NVML (nvidia-smi's library): nvmlDeviceGetCount")
                     for n in FACTS if n not in out})
         return out
-    out["gpu.count"] = value(count, source="nvml:nvmlDeviceGetCount")
+    out["gpu.count"] = value(count, source="NVML (nvidia-smi's library): nvmlDeviceGetCount")
     out["gpu.driver_version"] = _get(nv, _text, "nvmlSystemGetDriverVersion")
     out["gpu.cuda_version"] = _get(nv, lambda v: f"{v // 1000}.{(v % 1000) // 10}",
                                    "nvmlSystemGetCudaDriverVersion_v2",
                                    fallback="nvmlSystemGetCudaDriverVersion")
     members = [item(f"GPU{i}", _device(ctx, nv, i)) for i in range(count)]
-    out["gpu.devices"] = items(members, source="nvml")
+    out["gpu.devices"] = items(members, source="NVML (nvidia-smi's library)")
     names = {m["fields"]["name"]["value"] for m in members if "value" in m["fields"]["name"]}
-    out["gpu.models"] = value(sorted(names), source="nvml:nvmlDeviceGetName")
+    out["gpu.models"] = value(sorted(names), source="NVML (nvidia-smi's library): nvmlDeviceGetName")
     return out
 
 
 def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
-    f: dict[str, Fact] = {"index": value(i, source="nvml:nvmlDeviceGetHandleByIndex")}
+    f: dict[str, Fact] = {"index": value(i, source="NVML (nvidia-smi's library): nvmlDeviceGetHandleByIndex")}
     try:
         h = nv.nvmlDeviceGetHandleByIndex(i)
     except nv.NVMLError as exc:
-        why = error(f"GPU {i}: {reason(exc)}", source="nvml:nvmlDeviceGetHandleByIndex")
+        why = error(f"GPU {i}: {reason(exc)}", source="NVML (nvidia-smi's library): nvmlDeviceGetHandleByIndex")
         for name in FIELDS:
             f.setdefault(name, dict(why))
         return f
@@ -217,11 +217,11 @@ def _device(ctx: Context, nv: Any, i: int) -> dict[str, Fact]:
     f["temperature"] = _get(nv, int, "nvmlDeviceGetTemperatureV", h, nv.NVML_TEMPERATURE_GPU,
                             unit="C", fallback="nvmlDeviceGetTemperature")
     f["xgmi_inactive"] = error("not applicable: xGMI is AMD's link; see nvlink_inactive",
-                               source="nvml")
+                               source="NVML (nvidia-smi's library)")
     if bdf:
         f.update(nearest_port(ctx, bdf))
     else:
-        f.update({k: error("GPU PCI address unknown", source="nvml") for k in NEAREST})
+        f.update({k: error("GPU PCI address unknown", source="NVML (nvidia-smi's library)") for k in NEAREST})
     return f
 
 

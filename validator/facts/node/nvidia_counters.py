@@ -33,7 +33,7 @@ def counters(nv: Any, h: Any, nvlink_count: Fact) -> dict[str, Fact]:
 
 
 def _read(nv: Any, fn: str, *args: Any, what: str = "") -> Fact:
-    src = f"nvml:{fn}" + (f"({what})" if what else "")
+    src = f"NVML (nvidia-smi's library): {fn}" + (f"({what})" if what else "")
     try:
         return value(int(binding(nv, fn)(*args)), source=src)
     except nv.NVMLError as exc:
@@ -43,7 +43,7 @@ def _read(nv: Any, fn: str, *args: Any, what: str = "") -> Fact:
 
 
 def _nvlink(nv: Any, h: Any, nvlink_count: Fact) -> dict[str, Fact]:
-    src = "nvml:nvmlDeviceGetNvLinkErrorCounter"
+    src = "NVML (nvidia-smi's library): nvmlDeviceGetNvLinkErrorCounter"
     names = ("nvlink_replay_recovery_errors", "nvlink_crc_errors")
     if "value" not in nvlink_count:
         why = f"NVLink count unknown: {nvlink_count.get('error', 'not read')}"

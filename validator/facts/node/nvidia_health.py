@@ -70,7 +70,7 @@ def decode_reasons(mask: int) -> list[str]:
 
 
 def remaps(nv: Any, h: Any) -> dict[str, Fact]:
-    src = "nvml:nvmlDeviceGetRemappedRows"
+    src = "NVML (nvidia-smi's library): nvmlDeviceGetRemappedRows"
     try:
         _corr, _unc, pending, failure = nv.nvmlDeviceGetRemappedRows(h)
     except nv.NVMLError_NotSupported as exc:
@@ -91,7 +91,7 @@ def remaps(nv: Any, h: Any) -> dict[str, Fact]:
 
 def memory_repair(nv: Any, h: Any, f: dict[str, Fact]) -> Fact:
     """row_remapping on Ampere and later, page_retirement before: which calls apply."""
-    src = "nvml:nvmlDeviceGetArchitecture"
+    src = "NVML (nvidia-smi's library): nvmlDeviceGetArchitecture"
     try:
         arch = int(nv.nvmlDeviceGetArchitecture(h))
     except nv.NVMLError as exc:
@@ -103,14 +103,14 @@ def memory_repair(nv: Any, h: Any, f: dict[str, Fact]) -> Fact:
         return value(kind, source=src)
     # no architecture: judge by which of the two calls the GPU answers
     if "value" in f["remapped_rows_pending"]:
-        return value("row_remapping", source="nvml:nvmlDeviceGetRemappedRows")
+        return value("row_remapping", source="NVML (nvidia-smi's library): nvmlDeviceGetRemappedRows")
     if "value" in f["retired_pages_pending"]:
-        return value("page_retirement", source="nvml:nvmlDeviceGetRetiredPagesPendingStatus")
+        return value("page_retirement", source="NVML (nvidia-smi's library): nvmlDeviceGetRetiredPagesPendingStatus")
     return error(f"{why}; neither remapped rows nor retired pages answered", source=src)
 
 
 def nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
-    src = "nvml:nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_LINK_COUNT)"
+    src = "NVML (nvidia-smi's library): nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_LINK_COUNT)"
     names = ("nvlink_count", "nvlink_inactive", "nvlink_remote_switch")
     try:
         fv = nv.nvmlDeviceGetFieldValues(h, [nv.NVML_FI_DEV_NVLINK_LINK_COUNT])[0]
@@ -120,7 +120,7 @@ def nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
     except nv.NVMLError as exc:
         return {n: error(reason(exc), source=src) for n in names}
     out = {"nvlink_count": value(count, source=src)}
-    state_src = "nvml:nvmlDeviceGetNvLinkState"
+    state_src = "NVML (nvidia-smi's library): nvmlDeviceGetNvLinkState"
     inactive: list[int] = []
     active: list[int] = []
     try:
@@ -135,7 +135,7 @@ def nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
         why = error(reason(exc), source=state_src)
         return {**out, "nvlink_inactive": why, "nvlink_remote_switch": dict(why)}
     out["nvlink_inactive"] = value(inactive, source=state_src)
-    remote_src = "nvml:nvmlDeviceGetNvLinkRemoteDeviceType"
+    remote_src = "NVML (nvidia-smi's library): nvmlDeviceGetNvLinkRemoteDeviceType"
     try:
         remote = [nv.nvmlDeviceGetNvLinkRemoteDeviceType(h, link) for link in active]
     except nv.NVMLError as exc:
@@ -148,12 +148,12 @@ def nvlinks(nv: Any, h: Any) -> dict[str, Fact]:
 
 def fabric(nv: Any, h: Any) -> dict[str, Fact]:
     """Fabric state through the V call, or the pre-V call where the binding lacks it."""
-    src = "nvml:nvmlDeviceGetGpuFabricInfoV"
+    src = "NVML (nvidia-smi's library): nvmlDeviceGetGpuFabricInfoV"
     try:
         try:
             call, info = binding(nv, "nvmlDeviceGetGpuFabricInfoV"), binding(nv, "c_nvmlGpuFabricInfoV_t")()
         except MissingBinding as missing:
-            src = "nvml:nvmlDeviceGetGpuFabricInfo"
+            src = "NVML (nvidia-smi's library): nvmlDeviceGetGpuFabricInfo"
             try:
                 call, info = binding(nv, "nvmlDeviceGetGpuFabricInfo"), binding(nv, "c_nvmlGpuFabricInfo_t")()
             except MissingBinding:
