@@ -71,7 +71,22 @@ def test_findings_per_test_under_the_pack():
     b = built(rules_version="1.1")
     doc = {"schema": "spec-check/facts/3", "subject": {"kind": "node", "name": "n1"}, "facts": facts}
     got = {f.item: f.status.value for f in evaluate(b.ctx, b.pack, [doc], select=("PLAT-01.dcgm-diag-failed",))}
-    assert got == {"software": "pass", "memory": "fail", "pcie": "pass"}
+    assert got == {"software": "pass", "memory": "fail", "pcie": "skip"}
+
+
+def test_a_diagnostic_that_skipped_every_test_shows_no_pass():
+    doc = json.loads((KERNEL / "dcgm4_fail.json").read_text())
+    for cat in doc["DCGM Diagnostic"]["test_categories"]:
+        for test in cat["tests"]:
+            test["test_summary"]["status"] = "Skip"
+            for r in test["results"]:
+                r["status"] = "Skip"
+    facts = dcgm.parse_output(json.dumps(doc), 0, "", "dcgmi diag -r 1 -j")
+    b = built(rules_version="1.1")
+    sub = {"schema": "spec-check/facts/3", "subject": {"kind": "node", "name": "n1"}, "facts": facts}
+    found = evaluate(b.ctx, b.pack, [sub], select=("PLAT-01.dcgm-diag-failed",))
+    [f] = found
+    assert f.status.value == "skip" and f.message == "DCGM skipped every test: the diagnostic judged nothing"
 
 
 @pytest.mark.parametrize(("stdout", "rc", "stderr", "words"), [
