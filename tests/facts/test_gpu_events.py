@@ -124,6 +124,15 @@ def test_lines_of_no_known_shape_are_counted_and_an_xid_in_one_still_counts():
     assert m["fields"]["age"]["error"] == "the line carries no time stamp"
 
 
+@pytest.mark.parametrize("line", [f"[{'9' * 5000}.5] {XID_79}", f"3,900,{'9' * 5000},-;{XID_79}"])
+def test_a_time_stamp_beyond_any_uptime_is_no_time_stamp(line):
+    """A 5000-digit stamp once read as "inf s after boot": it is a line of no known shape."""
+    log = kernel_log.parse_lines([line], "saved")
+    assert log.unparsed == 1
+    [m] = gpu_events.xid_events(log, gpu_events._Gpus({"0000:18:00.0": "GPU0"}, None))["items"]
+    assert m["fields"]["age"]["error"] == "the line carries no time stamp"
+
+
 def test_age_counts_from_the_logs_last_line_and_the_lookback_filters(tmp_path):
     from tests.helpers import run_rules
 

@@ -34,9 +34,9 @@ MAX_BYTES = 64 * 1024 * 1024  # a kernel log file larger than this is refused, n
 JOURNAL_TIMEOUT = 3.0
 MAX_RECORDS = 1_000_000
 
-_KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;(.*)$")
+_KMSG = re.compile(r"^(\d{1,3}),(\d{1,20}),(\d{1,19}),[^;]*;(.*)$")
 _KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
-_MONO = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
+_MONO = re.compile(r"^\[\s*(\d{1,10}\.\d{1,9})\]\s?(.*)$")
 _CTIME = re.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(.*)$")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) (\S+) (.*)$")
 _SHORT = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) (.*)$")
