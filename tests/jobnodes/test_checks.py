@@ -305,6 +305,16 @@ def test_a_replica_larger_than_the_fleet(tmp_path: Path) -> None:
     assert found["TOPO-03.job-model-parallel-exceeds-fleet"].status.value == "pass"
 
 
+def test_a_replica_judged_on_nodes_whose_gpu_count_is_unknown_is_an_error_in_words(tmp_path: Path) -> None:
+    def lost(f: dict[str, Any]) -> None:
+        del f["gpu.count"]
+    nemo = CORPUS / "nemo_yaml/NVIDIA__NeMo-Framework-Launcher__launcher_scripts__conf__training__llama__llama2_70b.yaml"
+    found = judge(job(nemo), nodes_of(*write(tmp_path, dgx("a", lost))))
+    f = found["TOPO-03.job-model-parallel-exceeds-fleet"]
+    assert f.status.value == "error"
+    assert "no node's GPU count could be read; not compared on a" in f.message and "have 0" not in f.message
+
+
 def test_gpus_and_processes_per_node_that_disagree_are_an_error(tmp_path: Path) -> None:
     doc = script(tmp_path, "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\n"
                  "srun torchrun --nnodes 1 --nproc-per-node 4 t.py\n")

@@ -208,8 +208,9 @@ class Judge:
                                   f"({_grouped({h: f'{c} GPUs' for h, c in counts.items()})})")
         elif size > total:
             self._finding(rid, Status.ERROR, expected=expected, ask=ask, source=src, value=sorted(unknown),
-                          message=f"{ask.cited()}: {hosts or 'no host'} have {total} GPUs; not compared on "
-                                  f"{_grouped(unknown)}")
+                          message=f"{ask.cited()}: "
+                                  + (f"{hosts} have {total} GPUs; " if counts else "no node's GPU count could be read; ")
+                                  + f"not compared on {_grouped(unknown)}")
         else:
             self._finding(rid, Status.PASS, expected=expected, ask=ask, observed=f"{total} GPUs", value=total,
                           source=src, message=f"{ask.cited()}: one replica of {size} GPUs fits in the {total} "
