@@ -25,7 +25,7 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
     # yamlfile reads YAML through jobs.source's event reader, which builds yamlfile's
     # LineDict/LineList for line-tracked files: goes when the reader and the line-tracking
     # types sit in one io/ package (harden owns yamlfile.py this round)
-    frozenset({"validator.yamlfile", "validator.jobs.source"}),
+    frozenset({"validator.io.yamlfile", "validator.io.source"}),
     # the job model, its detection and metrics call each other's helpers: goes with one
     # descriptor per job format (issue 21, deliverable 4)
     frozenset({"validator.jobs.common", "validator.jobs.detection", "validator.jobs.metrics",
@@ -48,9 +48,9 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("validator.cluster.replay", "validator.cluster.shapes", "_NAME"),
     # the fleet evaluates through the engine's internals: goes with the library API
     # (issue 21, deliverable 2)
-    ("validator.cluster.groups", "validator.engine", "_item_label"),
-    ("validator.cluster.fleet", "validator.engine", "_Builder"),
-    ("validator.cluster.fleet", "validator.engine", "_evaluate_rule"),
+    ("validator.cluster.groups", "validator.evaluate.engine", "_item_label"),
+    ("validator.cluster.fleet", "validator.evaluate.engine", "_Builder"),
+    ("validator.cluster.fleet", "validator.evaluate.engine", "_evaluate_rule"),
 }
 
 
@@ -162,9 +162,9 @@ EDGES, PRIVATE = _graph()
 
 def test_the_graph_is_read() -> None:
     """The reader sees top-level and in-function imports (or the contract checks nothing)."""
-    assert "validator.rulemodel" in EDGES["validator.engine"]  # top level
-    assert "validator.validation_models" in EDGES["validator.loader"]  # inside a function
-    assert "validator.jobs.source" in EDGES["validator.yamlfile"]  # inside a function
+    assert "validator.rules.rulemodel" in EDGES["validator.evaluate.engine"]  # top level
+    assert "validator.rules.validation_models" in EDGES["validator.rules.loader"]  # inside a function
+    assert "validator.io.source" in EDGES["validator.io.yamlfile"]  # inside a function
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]
 
 
@@ -178,8 +178,8 @@ def test_the_rule_loading_circle_is_gone() -> None:
     """loader <-> spec <-> validation_models was one circle: the formats now live in the
     leaf rulemodel.py, and validation imports only it."""
     circles = _circles(EDGES)
-    for m in ("validator.loader", "validator.spec", "validator.validation_models", "validator.rulemodel",
-              "validator.compiled"):
+    for m in ("validator.rules.loader", "validator.rules.spec", "validator.rules.validation_models", "validator.rules.rulemodel",
+              "validator.rules.compiled"):
         assert not any(m in c for c in circles), m
 
 
@@ -193,15 +193,15 @@ def test_layers() -> None:
         return EDGES[m]
 
     # the rule model is a leaf: its errors and the operator names it validates against
-    assert imports("validator.rulemodel") <= {"validator.errors", "validator.operators"}
-    assert imports("validator.model") <= {"validator.versions"}  # results: a leaf too
+    assert imports("validator.rules.rulemodel") <= {"validator.errors", "validator.rules.operators"}
+    assert imports("validator.report.model") <= {"validator.versions"}  # results: a leaf too
     outside_cli = [(m, t) for m, ts in EDGES.items() for t in ts
                    if t.startswith("validator.cli") and not m.startswith("validator.cli") and m != "validator.entry"]
     assert outside_cli == [], "only the entry point imports the CLI"
     for m, ts in EDGES.items():
         if m.startswith("validator.renderers"):  # renderers take a Report, nothing upstream
-            assert not {t for t in ts if t.startswith(("validator.engine", "validator.loader", "validator.facts",
-                                                         "validator.jobs", "validator.cluster", "validator.compiled"))}, m
-    for m in ("validator.engine", "validator.loader", "validator.spec", "validator.compiled", "validator.rulemodel"):
+            assert not {t for t in ts if t.startswith(("validator.evaluate.engine", "validator.rules.loader", "validator.facts",
+                                                         "validator.jobs", "validator.cluster", "validator.rules.compiled"))}, m
+    for m in ("validator.evaluate.engine", "validator.rules.loader", "validator.rules.spec", "validator.rules.compiled", "validator.rules.rulemodel"):
         up = {t for t in imports(m) if t.startswith(("validator.renderers", "validator.cluster", "validator.cli"))}
         assert not up, (m, up)

@@ -46,7 +46,7 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    where = subprocess.run([str(vpy), "-c", "import validator.resources as r; print(r.rules_dir())"],
+    where = subprocess.run([str(vpy), "-c", "import validator.io.resources as r; print(r.rules_dir())"],
                            capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
     assert where.returncode == 0, where.stderr
     assert Path(where.stdout.strip()) == Path(site) / "validator" / "_data" / "rules"  # the wheel's copy

@@ -244,7 +244,7 @@ def test_a_duplicate_key_does_not_swap_value_slots(tmp_path):
     c = _dup_fleet_doc("z-d2", "6.4000000e+07", "1082055473152")
     assert json.loads(c)["facts"]["memory.shm_size"]["value"] == 64e6
     result = _as_alone(tmp_path, {**_healthy(3), "z-d0": a, "z-d1": b, "z-d2": c}, ["z-d0", "z-d1", "z-d2"])
-    # issue 24: a key written twice is refused by every reader (validator/jsondoc.py), the
+    # issue 24: a key written twice is refused by every reader (validator/io/jsondoc.py), the
     # fleet's too, naming a file: no value slot can be swapped
     assert result == {}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from validator.atomic import open_atomic
+from validator.io.atomic import open_atomic
 from validator.errors import SpecCheckError
 
 

@@ -11,7 +11,7 @@ import yaml
 
 from tests.jobs.util import ROOT, facts, spec_check, value
 from validator.facts.document import validate
-from validator.formulas import (
+from validator.rules.formulas import (
     FORMULAS,
     batch_product,
     daly_interval,

@@ -13,7 +13,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 
 from tests.reports.conftest import ROOT, make_report, spec_check
-from validator.model import Location, Report
+from validator.report.model import Location, Report
 from validator.renderers.github import GitHubRenderer
 from validator.renderers.junit import JUnitRenderer
 from validator.renderers.sarif import SarifRenderer, fingerprint

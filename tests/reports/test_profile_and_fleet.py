@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 
 from tests.reports.conftest import make_report
-from validator.model import Status
+from validator.report.model import Status
 from validator.renderers.html_ import HtmlRenderer
 from validator.renderers.terminal import TerminalRenderer
 

@@ -74,7 +74,7 @@ def _scrape_options(func: Any) -> Any:
 
 
 def _check_urls(urls: tuple[str, ...]) -> None:
-    from validator.netfetch import check_url
+    from validator.io.netfetch import check_url
 
     for url in urls:
         bad = check_url(url)
@@ -174,7 +174,7 @@ def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path
           kernel_log: Path | None, dcgm_diag: int | None, since: Path | None,
           scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
-    from validator.numbers import dumps
+    from validator.values.numbers import dumps
 
     _check_urls(scrape)
     doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since, scrape, scrape_interval,

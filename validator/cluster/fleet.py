@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.lazy import Made
-from validator.model import FOLDED_VALUES, Finding, Status
+from validator.report.model import FOLDED_VALUES, Finding, Status
 
 FOLDABLE = (Status.PASS, Status.SKIP)
 # remembered verdicts kept at most (a fleet whose nodes each read their own values, as
@@ -289,8 +289,8 @@ class FleetEvaluator:
     """Node rules on node documents, one at a time (``node``), folds kept here."""
 
     def __init__(self, ctx: Any, pack: Any, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):
-        from validator.engine import _Builder
-        from validator.selection import is_selected
+        from validator.evaluate.engine import _Builder
+        from validator.rules.selection import is_selected
 
         rules = [r for r in pack.rules if r.scope == "node" and is_selected(r.id, select, ignore)]
         self.rules = [(_Builder(ctx, r, "", pack.level_of(r, ctx.spec)), *reads(r)) for r in rules]
@@ -329,7 +329,7 @@ class FleetEvaluator:
         the same gets the same verdicts (``repeat``; ``validator.cluster.shapes``).
         ``only`` and ``given``: evaluate only the rules numbered in ``only``; every other
         rule gives what ``given`` (an earlier node's trace) says, on this host."""
-        from validator.engine import _evaluate_rule
+        from validator.evaluate.engine import _evaluate_rule
 
         if len(self.memo) > MEMO_MAX:  # values seen once (a counter per GPU): start over
             self.memo.clear()

@@ -80,7 +80,7 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
     order of each group's first member. The document's other facts are shared, not
     copied."""
     from validator.cluster.hosts import compress, listable
-    from validator.engine import GroupItem, _item_label
+    from validator.evaluate.engine import GroupItem, _item_label
 
     out = Grouped({**doc, "facts": dict(doc["facts"])})
     for coll, kept in read_fields(rules).items():

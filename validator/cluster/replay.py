@@ -36,7 +36,7 @@ def replay(
     their findings are millions of live, acyclic objects, and every collection walked them
     all again (a third of a 10,000-node replay)."""
     from validator.cluster.fleet import FOLD_ABOVE
-    from validator.model import gc_paused
+    from validator.report.model import gc_paused
 
     files = facts_files(paths)
     with gc_paused():

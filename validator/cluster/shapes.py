@@ -165,7 +165,7 @@ class Shape:
                 except UnicodeDecodeError:
                     return None
             else:  # the numbers rule of every reader: beyond any real value, parsed in full
-                from validator.numbers import Beyond, float_text, int_text
+                from validator.values.numbers import Beyond, float_text, int_text
 
                 try:
                     word = text.decode("ascii")

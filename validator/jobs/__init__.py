@@ -236,7 +236,7 @@ def _walk(root: Path, model: Any) -> list[Path]:
 def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: Any) -> None:
     from validator.jobs import detect
     from validator.jobs.base import Ctx
-    from validator.jobs.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
+    from validator.io.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
 
     file = str(path)
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.jobs.model import JobModel
-from validator.jobs.source import MISSING, Tree
+from validator.io.source import MISSING, Tree
 
 
 @dataclass

@@ -14,7 +14,7 @@ import re
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
-from validator.jobs.source import Tree
+from validator.io.source import Tree
 
 Flags = dict[str, tuple[str, int]]
 MEGATRON_MARKERS = (

@@ -14,7 +14,7 @@ from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
 from validator.jobs.lightning import PREC
-from validator.jobs.source import MISSING
+from validator.io.source import MISSING
 
 LOGGERS = {"tensorboard": "tensorboard", "wandb": "wandb", "csv": "csv", "mlflow": "mlflow",
            "litlogger": "litlogger"}

@@ -536,7 +536,7 @@ def _sbatch(script: Script) -> dict[str, tuple[str, int]]:
 def read(ctx: Ctx) -> None:
     """A launch script: flags and #SBATCH options, exports, heredoc JSON configs."""
     from validator.jobs import deepspeed, launch
-    from validator.jobs.source import ReadError, parse_json
+    from validator.io.source import ReadError, parse_json
 
     script, _vars, flags = parse(ctx)
     ctx.model.formats.append("shell")

@@ -189,7 +189,7 @@ def _overrides(ctx: Ctx, flags: Flags) -> None:
     from validator.jobs import recipes
     from validator.jobs.base import Ctx as _Ctx
     from validator.jobs.launch import _typed
-    from validator.jobs.source import Tree
+    from validator.io.source import Tree
 
     data: dict[str, Any] = {}
     lines: dict[tuple[Any, ...], int] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from validator.model import Report, Status
+from validator.report.model import Report, Status
 from validator.renderers._paths import finding_path
 from validator.renderers._waived import waiver_text
 

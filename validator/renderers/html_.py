@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TextIO
 
-from validator.model import STATUS_ORDER, Finding, Report, Status
+from validator.report.model import STATUS_ORDER, Finding, Report, Status
 from validator.renderers import coverage as cov
 from validator.renderers.html_template import CSP, CSS, badge, bandwidth_svg
 

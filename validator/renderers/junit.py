@@ -17,7 +17,7 @@ import json
 from typing import Any, TextIO
 from xml.etree import ElementTree as ET
 
-from validator.model import Finding, Report, Status
+from validator.report.model import Finding, Report, Status
 from validator.renderers._waived import waiver_text
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from validator.model import STATUS_ORDER, Finding, Report, Status
+from validator.report.model import STATUS_ORDER, Finding, Report, Status
 from validator.renderers import coverage as cov
 
 ICON = {

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import TextIO
 
-from validator.model import Report, Status
+from validator.report.model import Report, Status
 from validator.renderers import coverage as cov
 
 

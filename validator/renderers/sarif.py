@@ -24,7 +24,7 @@ import hashlib
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from validator.model import Finding, Report, Status
+from validator.report.model import Finding, Report, Status
 from validator.renderers._paths import finding_path
 from validator.renderers.scope import scope_of, verdict_text
 
@@ -55,7 +55,7 @@ class SarifRenderer:
         pass
 
     def render(self, report: Report, stream: TextIO) -> None:
-        from validator.numbers import dumps
+        from validator.values.numbers import dumps
 
         stream.write(dumps(self.document(report), indent=2, ensure_ascii=False))
         stream.write("\n")

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
-from validator.model import Finding, Location, Status, gc_paused
-from validator.operators import AGGREGATE_OPS, OPERATORS
-from validator.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
-from validator.selection import is_selected
-from validator.spec import ParamValue
-from validator.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
-from validator.wording import value_words
+from validator.report.model import Finding, Location, Status, gc_paused
+from validator.rules.operators import AGGREGATE_OPS, OPERATORS
+from validator.rules.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
+from validator.rules.selection import is_selected
+from validator.rules.spec import ParamValue
+from validator.values.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
+from validator.rules.wording import value_words
 
 Fact = Mapping[str, Any]
 
@@ -60,7 +60,7 @@ class _Resolved:
 
 def _noun(ctx: Context, p: ParamValue) -> str:
     """A parameter that is unset, in words ("the time per step")."""
-    from validator.wording import param_noun
+    from validator.rules.wording import param_noun
 
     spec_param = ctx.spec.parameters.get(p.name)
     return param_noun(p.name, spec_param.description if spec_param is not None else "")
@@ -190,7 +190,7 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
     """A rule value, in the fact's unit, with the text shown as "expected"."""
     if isinstance(raw, dict):
         if "param" in raw:
-            from validator.wording import origin_note
+            from validator.rules.wording import origin_note
 
             p = ctx.params[raw["param"]]
             if not p.is_set:
@@ -216,7 +216,7 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
             return _Resolved([p.value for p in parts], f"{parts[0].shown} to {parts[1].shown} ({parts[0].label})")
         return _Resolved([p.value for p in parts], "[" + ", ".join(p.text for p in parts) + "]")
     if isinstance(raw, str) and raw[:1].isdigit() and unit is not None:
-        from validator.units import parse_quantity
+        from validator.values.units import parse_quantity
 
         q = parse_quantity(raw)
         if unit_of(unit).dimension == q.dimension:
@@ -256,8 +256,8 @@ def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
 
 def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping[str, Fact],
              fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None) -> _Resolved:
-    from validator.formulas import FORMULAS, LABELS, PRODUCTS
-    from validator.wording import DALY, WHAT, Arg, count, daly_words, product_words
+    from validator.rules.formulas import FORMULAS, LABELS, PRODUCTS
+    from validator.rules.wording import DALY, WHAT, Arg, count, daly_words, product_words
 
     args: dict[str, float] = {}
     shown: dict[str, Arg] = {}
@@ -294,7 +294,7 @@ def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping
 def _range_pair(raw: Any) -> tuple[str, str] | None:
     """The two formulas of a ``between`` range read as one (Daly's min and max of the same
     inputs), else None."""
-    from validator.formulas import RANGES
+    from validator.rules.formulas import RANGES
 
     if not (isinstance(raw, list) and len(raw) == 2 and all(isinstance(r, dict) and "formula" in r for r in raw)):
         return None
@@ -551,8 +551,8 @@ def _words(ctx: Context, rule: Rule, raw: Any, *, top: bool = False) -> str:
     """A rule value in words, unresolved (``rules explain``, skip and error findings): a
     parameter as its value and name, a field or fact as its label, a formula as what it
     computes (formulas.py's PRODUCTS, LABELS and RANGES), a literal as written."""
-    from validator.formulas import LABELS, PRODUCTS, RANGES
-    from validator.wording import DALY, origin_note, static_daly_words
+    from validator.rules.formulas import LABELS, PRODUCTS, RANGES
+    from validator.rules.wording import DALY, origin_note, static_daly_words
 
     if isinstance(raw, dict) and "param" in raw:
         p = ctx.params[raw["param"]]

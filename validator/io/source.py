@@ -80,7 +80,7 @@ def read_text(path: Path, *, cap: int = MAX_BYTES, what: str = "training config"
     own ``cap``), and from here through ``safeio`` (the one opener of every input), so each
     is bounded and refused the same way; ``what`` names the input in the messages,
     ``too_big`` says what to do about a file over the cap."""
-    from validator.safeio import InputError, read_bytes
+    from validator.io.safeio import InputError, read_bytes
 
     try:
         raw = read_bytes(path, cap=cap, what=what, too_big=too_big)
@@ -284,7 +284,7 @@ class _EventReader:
             if name == "timestamp":
                 message = f'not a calendar date: "{ev.value[:80]}" ({problem}; write YYYY-MM-DD)'
             elif name == "int" and "digits" in problem:  # past Python's 4,300-digit limit
-                from validator.numbers import text_problem
+                from validator.values.numbers import text_problem
 
                 message = f"invalid YAML: {text_problem(ev.value.replace('_', ''))}"
             else:
@@ -301,7 +301,7 @@ class _EventReader:
         frame = _Frame(is_map, self.child_path(), ev.anchor, self.expanded, line)
         frame.start_bytes = self.expanded_bytes
         if self.lined:
-            from validator.yamlfile import LineDict, LineList
+            from validator.io.yamlfile import LineDict, LineList
 
             frame.value = LineDict() if is_map else LineList()
             frame.value.line = line
