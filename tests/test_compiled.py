@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from validator.rules import compiled
-from validator.io import resources
 from validator.errors import RuleFileError
+from validator.io import resources
+from validator.rules import compiled
 from validator.rules.loader import load_pack
 from validator.rules.spec import load_fact_catalogue, load_spec
 

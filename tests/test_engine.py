@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tests.helpers import built, document, run_rules
 from validator.evaluate.engine import Context, evaluate
-from validator.rules.loader import load_pack
 from validator.report.model import Status
+from validator.rules.loader import load_pack
 from validator.rules.spec import load_fact_catalogue, load_spec, resolve_parameters
 
 

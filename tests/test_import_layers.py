@@ -1,57 +1,33 @@
-"""The import contract of validator/: no new import circle, no new private name imported
-from another module, and the layers that show the data flow (sources -> rule pack ->
-engine -> results -> renderers -> CLI) kept.
+"""The import contract of validator/: no import circle, no private name imported from
+another module, and the layers that show the data flow (sources -> rule pack -> engine ->
+results -> renderers -> CLI) kept.
 
-The graph is read from the source (ast), counting imports inside functions too (they hide
-half the links; a circle through a lazy import still ties the modules together), but not
-imports under ``if TYPE_CHECKING:``, which never run. Equivalent to an import-linter
-contract with ``ignore_imports`` for the known exceptions, without the dependency.
+Two readers check it. ``lint-imports`` (import-linter, its contracts in pyproject.toml's
+``[tool.importlinter]``) checks the layers between validator's packages and that siblings
+stay independent. The graph below is read from the source (ast) for what import-linter
+does not check: circles inside a package and private names. Both count imports inside
+functions too (they hide half the links; a circle through a lazy import still ties the
+modules together), neither those under ``if TYPE_CHECKING:``, which never run.
 
-The exceptions below are the circles and private imports that remain on main and need a
-module moved to go (issue 21, deliverable 3); each says what would remove it. A change
-that adds a circle or a private import fails here; one that removes an exception should
-delete its line.
+There are no known exceptions: a change that adds a circle or a private import fails here
+(break the circle, or make the name public in the module that owns it).
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "validator"
 
-KNOWN_CIRCLES: list[frozenset[str]] = [
-    # yamlfile reads YAML through jobs.source's event reader, which builds yamlfile's
-    # LineDict/LineList for line-tracked files: goes when the reader and the line-tracking
-    # types sit in one io/ package (harden owns yamlfile.py this round)
-    frozenset({"validator.io.yamlfile", "validator.io.source"}),
-    # the job model, its detection and metrics call each other's helpers: goes with one
-    # descriptor per job format (issue 21, deliverable 4)
-    frozenset({"validator.jobs.common", "validator.jobs.detection", "validator.jobs.metrics",
-               "validator.jobs.model"}),
-    # launcher parsing, shell parsing and tuning flags share parsers: goes when the shared
-    # word parsers move to a module of their own
-    frozenset({"validator.jobs.launch", "validator.jobs.shell", "validator.jobs.tune"}),
-]
+KNOWN_CIRCLES: list[frozenset[str]] = []  # none left (issue 21, deliverable 3): keep it so
 
-KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    # (importer, module, name): each goes when the name is made public in its own module
-    # or the caller moves beside it
-    ("validator.jobs.tune", "validator.jobs.launch", "_typed"),
-    ("validator.jobs.grouping", "validator.jobs", "_walk"),
-    ("validator.jobs.launch", "validator.jobs.shell", "_harvest"),
-    ("validator.cli.report", "validator.cli.common", "_format_names"),
-    ("validator.cli.health", "validator.cli.node", "_root_options"),
-    ("validator.cluster.replay", "validator.cluster.shapes", "_COLLECTED"),
-    ("validator.cluster.replay", "validator.cluster.shapes", "_HOSTNAME"),
-    ("validator.cluster.replay", "validator.cluster.shapes", "_NAME"),
-    # the fleet evaluates through the engine's internals: goes with the library API
-    # (issue 21, deliverable 2)
-    ("validator.cluster.groups", "validator.evaluate.engine", "_item_label"),
-    ("validator.cluster.fleet", "validator.evaluate.engine", "_Builder"),
-    ("validator.cluster.fleet", "validator.evaluate.engine", "_evaluate_rule"),
-}
+KNOWN_PRIVATE: set[tuple[str, str, str]] = set()  # none left: keep it so
 
 
 def _modules() -> dict[str, Path]:
@@ -164,14 +140,13 @@ def test_the_graph_is_read() -> None:
     """The reader sees top-level and in-function imports (or the contract checks nothing)."""
     assert "validator.rules.rulemodel" in EDGES["validator.evaluate.engine"]  # top level
     assert "validator.rules.validation_models" in EDGES["validator.rules.loader"]  # inside a function
-    assert "validator.io.source" in EDGES["validator.io.yamlfile"]  # inside a function
+    assert "validator.jobs.metrics" in EDGES["validator.jobs.model"]  # inside a method
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]
 
 
-def test_no_new_import_circle() -> None:
+def test_no_import_circle() -> None:
     new = [sorted(c) for c in _circles(EDGES) if not any(c <= known for known in KNOWN_CIRCLES)]
-    assert new == [], f"new import circle(s): {new} (break it, or, if it needs a module move, add it to KNOWN_CIRCLES "\
-        "with a comment that says which move removes it)"
+    assert new == [], f"import circle(s): {new} (break it: move what both sides need to a module of its own)"
 
 
 def test_the_rule_loading_circle_is_gone() -> None:
@@ -183,7 +158,7 @@ def test_the_rule_loading_circle_is_gone() -> None:
         assert not any(m in c for c in circles), m
 
 
-def test_no_new_private_name_imported_from_another_module() -> None:
+def test_no_private_name_imported_from_another_module() -> None:
     assert sorted(PRIVATE - KNOWN_PRIVATE) == []
 
 
@@ -205,3 +180,36 @@ def test_layers() -> None:
     for m in ("validator.evaluate.engine", "validator.rules.loader", "validator.rules.spec", "validator.rules.compiled", "validator.rules.rulemodel"):
         up = {t for t in imports(m) if t.startswith(("validator.renderers", "validator.cluster", "validator.cli"))}
         assert not up, (m, up)
+
+
+# ---- import-linter: the layers contract in pyproject.toml --------------------------------
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the tree at ``root`` (its validator/ and pyproject.toml)."""
+    code = ("import sys; from importlinter.cli import lint_imports_command; "
+            "sys.argv = ['lint-imports', '--no-cache', '--no-logo']; lint_imports_command()")
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_layers_contract_is_kept() -> None:
+    r = _lint_imports(ROOT)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "2 kept, 0 broken" in r.stdout, r.stdout[-2000:]
+
+
+def test_the_layers_contract_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    """A lazy import that goes up the layers breaks the contract (grimp reads every import
+    statement, not only the top-level ones), and one under TYPE_CHECKING does not."""
+    shutil.copytree(PKG, tmp_path / "validator", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    units = tmp_path / "validator" / "values" / "units.py"
+    units.write_text(units.read_text() + "\n\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from validator.cli import main\n")
+    kept = _lint_imports(tmp_path)
+    units.write_text(units.read_text() + "\n\ndef _late():\n    from validator.evaluate import engine\n\n"
+                     "    return engine\n")
+    broken = _lint_imports(tmp_path)
+    assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-2000:]
+    assert broken.returncode != 0 and "validator.values.units -> validator.evaluate.engine" in broken.stdout, \
+        broken.stdout[-3000:] + broken.stderr[-2000:]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from validator.report.model import Finding, Location, Report, Status, Subject
 from validator.renderers.json_ import JsonRenderer, dumps_indented, result_document
+from validator.report.model import Finding, Location, Report, Status, Subject
 
 
 def _std(obj: Any) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from validator.errors import RuleFileError
-from validator.rules.loader import load_pack, pack_dir_for
 from validator.io.resources import rules_dir
+from validator.rules.loader import load_pack, pack_dir_for
 from validator.rules.spec import load_fact_catalogue, load_spec
 
 SPEC = load_spec("1.0")

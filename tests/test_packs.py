@@ -11,11 +11,11 @@ import typing
 from pathlib import Path
 
 from tests.helpers import built
-from validator.rules import loader, validation_models
 from validator.errors import RuleFileError
-from validator.rules.packdiff import changelog_entries
 from validator.io.resources import rules_dir
 from validator.io.yamlfile import load_yaml
+from validator.rules import loader, validation_models
+from validator.rules.packdiff import changelog_entries
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -144,13 +144,13 @@ def test_host_strings_that_are_other_tokens_or_values(host):
     got = shape.match(text.encode())
     parsed = document.parse(text.encode(), "x.json")
     if got is not None:
-        assert shape.role(got[0], shapes._NAME) == parsed["subject"]["name"] == host
+        assert shape.role(got[0], shapes.ROLE_NAME) == parsed["subject"]["name"] == host
         assert shape.patched(*got) == parsed["facts"]
     # a file written under such a name makes no shape that takes the others' values
     other = shapes.make(text.encode(), parsed, hostname_read=False)
     if other is not None:
         back = other.match(raw)
-        assert back is None or other.role(back[0], shapes._NAME) == "h1"
+        assert back is None or other.role(back[0], shapes.ROLE_NAME) == "h1"
 
 
 def test_odd_but_valid_host_files_in_a_fleet(tmp_path):

@@ -7,10 +7,9 @@ import subprocess
 import sys
 
 from tests.jobs.util import ROOT
-from validator.report import results
-from validator.io import safeio
+from validator.io import safeio, source
 from validator.jobs import model, recovery_log
-from validator.io import source
+from validator.report import results
 from validator.report.model import MAX_SOURCE_TEXT
 
 DOC = (ROOT / "docs" / "inputs.md").read_text()

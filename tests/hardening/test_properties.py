@@ -110,8 +110,8 @@ def _base():  # type: ignore[no-untyped-def]
 @given(st.text(max_size=30), st.text(max_size=30), st.text(max_size=30), st.sampled_from(
     ["terminal", "json", "junit", "sarif", "markdown", "html", "github", "prometheus"]))
 def test_every_renderer_renders_any_text(subject: str, message: str, file: str, fmt: str) -> None:
-    from validator.report.model import Location
     from validator.renderers import available, get_renderer
+    from validator.report.model import Location
 
     assume(fmt in available())
     _, rep = _base()
@@ -205,8 +205,8 @@ def test_quantities_are_finite_or_refused(text: str) -> None:
 @given(doc=st.dictionaries(keys, data, max_size=5))
 def test_profile_and_waiver_loaders_fail_only_with_their_errors(tmp_path_factory, kind: str, doc: dict) -> None:  # type: ignore[no-untyped-def]
     from tests.helpers import built
-    from validator.rules.spec import resolve_parameters
     from validator.report.waivers import load_waivers
+    from validator.rules.spec import resolve_parameters
 
     p = tmp_path_factory.mktemp("y") / f"{kind}.yaml"
     body = {"parameters": doc} if kind == "profile" else {"waivers": [doc]}

@@ -11,6 +11,7 @@ import yaml
 
 from tests.jobs.util import ROOT, facts, spec_check, value
 from validator.facts.document import validate
+from validator.jobs.model import FACTS
 from validator.rules.formulas import (
     FORMULAS,
     batch_product,
@@ -20,7 +21,6 @@ from validator.rules.formulas import (
     daly_steps_max,
     daly_steps_min,
 )
-from validator.jobs.model import FACTS
 
 CATALOGUE = yaml.safe_load((ROOT / "spec" / "facts" / "job.yaml").read_text())["facts"]
 

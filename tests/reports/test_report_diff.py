@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from tests.reports.conftest import make_report, real_result, spec_check
+from validator.renderers import available
 from validator.report.diffing import diff_reports
 from validator.report.model import Status
-from validator.renderers import available
 
 
 @pytest.mark.parametrize("fmt", sorted(available()))

@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 import click
 
 from validator import __version__
-from validator.io.atomic import open_atomic
-from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
 from validator.errors import SpecCheckError
+from validator.io.atomic import open_atomic
+from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_SPEC_VERSION = "1.0"
@@ -43,7 +43,7 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _format_names() -> list[str]:
+def format_names() -> list[str]:
     from validator.renderers import available
 
     return sorted(available())
@@ -58,7 +58,7 @@ def common_options(func: F) -> F:
                      help="YAML file overriding spec parameters."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override one spec parameter (repeatable), e.g. --set fabric_port_rate=200Gb/s."),
-        click.option("--format", "fmt", type=click.Choice(_format_names()), default="terminal",
+        click.option("--format", "fmt", type=click.Choice(format_names()), default="terminal",
                      show_default=True, help="Output format."),
         click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
                      help="Write the report to FILE (atomically) instead of stdout."),
@@ -160,8 +160,8 @@ def build(opts: RunOptions, scopes: tuple[str, ...] | None = None,
     evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
     error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
     verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too."""
-    from validator.rules.compiled import load_bundled
     from validator.evaluate.engine import Context
+    from validator.rules.compiled import load_bundled
     from validator.rules.rulemodel import SCOPES
     from validator.rules.selection import check_prefixes, check_something_selected
     from validator.rules.spec import resolve_parameters

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from validator.cli.common import _format_names, note_older, render, show_option, write_atomic
+from validator.cli.common import format_names, note_older, render, show_option, write_atomic
 
 
 def _waived(report: Any, waivers: Path) -> Any:
@@ -44,7 +44,7 @@ def _waived(report: Any, waivers: Path) -> Any:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_format_names()),
+    type=click.Choice(format_names()),
     default="terminal",
     show_default=True,
     help="Output format.",
@@ -162,8 +162,8 @@ def diff(
     NEW was run under changed parameters or profile, evaluated fewer rules, or lost
     subjects (unless --allow-config-change).
     """
-    from validator.report.diffing import diff_reports, render_text
     from validator.renderers import escape
+    from validator.report.diffing import diff_reports, render_text
     from validator.report.results import load_result
 
     data_a, a = load_result(old)

@@ -37,6 +37,20 @@ class ReadError(Exception):
         self.line = line
 
 
+class LineDict(dict):  # type: ignore[type-arg, unused-ignore]
+    """A mapping read with ``lined=True``: its own line and each key's line."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LineList(list):  # type: ignore[type-arg, unused-ignore]
+    """A sequence read with ``lined=True``: its own line and each item's line."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
 @dataclass
 class Tree:
     """A parsed structured file: ``data`` and the line of each key path."""
@@ -109,7 +123,7 @@ def parse_yaml(text: str, file: str, *, lined: bool = False) -> Tree:
     What PyYAML's ``safe_load`` (what the frameworks use) rejects is a ReadError here too:
     a standard tag whose value does not construct (``!!int abc``), a merge of a
     non-mapping, a mapping or list as a key. ``lined`` (rule packs, profiles, waivers):
-    containers are ``yamlfile.LineDict``/``LineList`` and a key written twice is an error.
+    containers are ``LineDict``/``LineList`` and a key written twice is an error.
     """
     import yaml
 
@@ -301,8 +315,6 @@ class _EventReader:
         frame = _Frame(is_map, self.child_path(), ev.anchor, self.expanded, line)
         frame.start_bytes = self.expanded_bytes
         if self.lined:
-            from validator.io.yamlfile import LineDict, LineList
-
             frame.value = LineDict() if is_map else LineList()
             frame.value.line = line
             if is_map:

@@ -15,16 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from validator.errors import RuleFileError
+from validator.io.source import LineDict, LineList  # made by the reader, read back here
 
-
-class LineDict(dict):  # type: ignore[type-arg, unused-ignore]
-    line: int = 0
-    key_lines: dict[Any, int]
-
-
-class LineList(list):  # type: ignore[type-arg, unused-ignore]
-    line: int = 0
-    item_lines: list[int]
+__all__ = ["LineDict", "LineList", "line_of", "load_yaml"]
 
 
 def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:

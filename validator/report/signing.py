@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from validator.io.atomic import write_atomic
 from validator.errors import SpecCheckError
+from validator.io.atomic import write_atomic
 
 ALGORITHM = "ed25519"
 CANONICALIZATION = "spec-check/canonical-json/1"  # sorted keys, compact, UTF-8

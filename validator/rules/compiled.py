@@ -125,7 +125,17 @@ def _dump(spec: Any, catalogue: dict[str, Any], rule_pack: Any) -> bytes | None:
 
 
 def _rebuild(data: dict[str, Any], pack: bool) -> tuple[Any, dict[str, Any], Any]:
-    from validator.rules.rulemodel import Check, Condition, FactInfo, IfEmpty, Parameter, Requirement, Rule, RulePack, Spec
+    from validator.rules.rulemodel import (
+        Check,
+        Condition,
+        FactInfo,
+        IfEmpty,
+        Parameter,
+        Requirement,
+        Rule,
+        RulePack,
+        Spec,
+    )
 
     s = data["spec"]
     spec = Spec(spec_version=s["spec_version"], title=s["title"], status=s["status"],

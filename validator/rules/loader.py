@@ -19,8 +19,9 @@ from typing import Any
 
 from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError
-from validator.rules.operators import AGGREGATE_OPS
 from validator.io.resources import rules_dir
+from validator.io.yamlfile import line_of, load_yaml
+from validator.rules.operators import AGGREGATE_OPS
 from validator.rules.rulemodel import (
     RULE_ID,
     Check,
@@ -34,7 +35,6 @@ from validator.rules.rulemodel import (
 )
 from validator.rules.spec import FactInfo, Spec
 from validator.values.units import parse_quantity
-from validator.io.yamlfile import line_of, load_yaml
 
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
            "load_pack", "pack_dir_for", "pack_versions"]

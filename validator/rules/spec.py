@@ -16,6 +16,7 @@ from typing import Any
 
 from validator.errors import RuleFileError, SpecCheckError, UnitError
 from validator.io.resources import spec_dir
+from validator.io.yamlfile import line_of, load_yaml
 from validator.rules.rulemodel import (
     PLAIN_DIMENSIONS,
     QUANTITY_DIMENSIONS,
@@ -27,7 +28,6 @@ from validator.rules.rulemodel import (
     plain,
 )
 from validator.values.units import Quantity, parse_quantity
-from validator.io.yamlfile import line_of, load_yaml
 
 __all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "ParamValue", "Parameter", "Requirement",
            "Spec", "load_fact_catalogue", "load_spec", "plain", "resolve_parameters"]
