@@ -213,3 +213,42 @@ def test_the_layers_contract_sees_an_import_inside_a_function(tmp_path: Path) ->
     assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-2000:]
     assert broken.returncode != 0 and "validator.values.units -> validator.evaluate.engine" in broken.stdout, \
         broken.stdout[-3000:] + broken.stderr[-2000:]
+
+
+# ---- CONTRIBUTING.md's "Layout" section says the same --------------------------------------
+
+
+def _contributing() -> str:
+    return (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+
+
+def test_the_layout_section_lists_every_package_and_root_module() -> None:
+    text = _contributing()
+    block = text[text.index("## Layout"):].split("```")[1]
+    listed: set[str] = set()
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):  # validator/'s entries
+            listed |= set(line.strip().split("  ")[0].split())
+    folders = {p.name + "/" for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    modules = {p.name for p in PKG.glob("*.py")}
+    assert listed == folders | modules
+    assert len(modules) <= 8, "at most 8 modules at validator/'s root: put a new one in its stage's package"
+
+
+def test_the_layers_in_contributing_are_the_contract() -> None:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    shown = " > ".join(layer for layer in layers if not layer.startswith(("(", "__main__")))
+    assert f"\n{shown}\n" in _contributing()
+
+
+def test_renderers_import_only_the_report_and_values() -> None:
+    """As CONTRIBUTING.md says: a renderer takes the Report alone."""
+    outside = {t for m, ts in EDGES.items() if m.startswith("validator.renderers") for t in ts
+               if not t.startswith(("validator.renderers", "validator.report", "validator.values"))}
+    assert outside == set()
