@@ -8,7 +8,7 @@
 #   spec-check check, spec-check check --format json, spec-check probe -o FILE,
 #   nvidia-smi -q, and python -c "import psutil" (the floor of a Python node tool),
 # after one untimed cold run of `check`, which compiles the bundled rule pack into a
-# fresh cache directory (validator/compiled.py); that cold time is printed apart.
+# fresh cache directory (validator/rules/compiled.py); that cold time is printed apart.
 # Prints min, median and max wall time of each, and the ratios of the medians. The aim:
 # check / nvidia-smi -q <= 2.5. The last H200 figures, before the compiled pack, were
 # check 0.658 s against nvidia-smi -q 0.119 s (5.5x; recordings/h200-node/timing.txt).

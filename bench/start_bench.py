@@ -16,7 +16,7 @@ to other load than wall time) are printed with their ratio to the peer and the a
 ``--before CHECKOUT`` also times another checkout's ``check`` and ``lint`` (e.g. main's)
 in the same rounds, so a change is measured against its baseline under the same load.
 
-The bundled rule pack is compiled once before timing (validator/compiled.py), as on any
+The bundled rule pack is compiled once before timing (validator/rules/compiled.py), as on any
 machine after its first run. Nothing is asserted (tests never assert times; machines
 differ, ratios travel better). tests/test_startup.py checks what can be checked without
 a clock: which modules each of these verbs imports.

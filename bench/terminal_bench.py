@@ -48,7 +48,7 @@ def _result(args: list[str], out: Path) -> Path:
 
 def _render(path: Path, *, reuse: bool, show_passes: bool) -> tuple[float, str]:
     from validator.renderers.terminal import TerminalRenderer
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     _, report = load_result(path)
     buf = io.StringIO()

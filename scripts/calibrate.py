@@ -52,7 +52,7 @@ def corpus_files(roots: list[Path]) -> list[Path]:
 def judge(files: list[Path]) -> tuple[dict[str, dict[str, Counter[str]]], dict[str, list[tuple[str, str]]], int]:
     """Counts per pack, rule and status; v1.1's failures per rule (file, message); jobs read."""
     from validator.cli.common import RunOptions, build
-    from validator.engine import evaluate
+    from validator.evaluate.engine import evaluate
     from validator.jobs import read_job
 
     counts: dict[str, dict[str, Counter[str]]] = {v: {} for v in PACKS}

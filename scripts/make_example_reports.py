@@ -152,7 +152,7 @@ def fleet_example() -> Any:
     import subprocess
     import tempfile
 
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "fleet.json"

@@ -8,9 +8,9 @@ from functools import lru_cache
 from typing import Any
 
 from validator.cli.common import Built, RunOptions, build
-from validator.engine import evaluate
+from validator.evaluate.engine import evaluate
 from validator.facts.document import new_document
-from validator.model import Finding
+from validator.report.model import Finding
 
 _QTY = re.compile(r"^(-?\d+(?:\.\d+)?)\s*([A-Za-z%/][A-Za-z%/-]*)$")
 

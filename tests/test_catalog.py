@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.test_cli import spec_check
-from validator.spec import load_spec
+from validator.rules.spec import load_spec
 
 
 def test_rules_list_has_a_header_and_catalogue_order() -> None:
@@ -58,7 +58,7 @@ def test_every_rule_explains_its_expectation_in_words() -> None:
     """No rule's expected sentence (shown by `rules explain` and on skip/error findings)
     leaks the rule file's internals: check JSON, formula or parameter references."""
     from tests.helpers import built
-    from validator.engine import describe_rule
+    from validator.evaluate.engine import describe_rule
 
     b = built()
     for rule in b.pack.rules:
@@ -71,8 +71,8 @@ def test_every_formula_reads_in_words() -> None:
     """A formula a rule may name has words for the expected sentence, and a rule's
     conditions (when/where/filter) read in words too."""
     from tests.helpers import built
-    from validator.engine import describe_rule
-    from validator.formulas import FORMULAS, LABELS, PRODUCTS
+    from validator.evaluate.engine import describe_rule
+    from validator.rules.formulas import FORMULAS, LABELS, PRODUCTS
 
     assert set(FORMULAS) == set(LABELS) | PRODUCTS
     b = built()

@@ -1,4 +1,4 @@
-"""The compiled-pack cache (validator/compiled.py): the same objects as the loader gives,
+"""The compiled-pack cache (validator/rules/compiled.py): the same objects as the loader gives,
 never a stale or corrupt entry trusted, never an unsafe place used."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from validator import compiled, resources
 from validator.errors import RuleFileError
-from validator.loader import load_pack
-from validator.spec import load_fact_catalogue, load_spec
+from validator.io import resources
+from validator.rules import compiled
+from validator.rules.loader import load_pack
+from validator.rules.spec import load_fact_catalogue, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -161,14 +162,14 @@ def test_concurrent_cold_runs_agree_and_leave_one_whole_entry(tmp_path: Path) ->
 def test_a_compile_runs_no_code_the_key_leaves_out() -> None:
     """Every module of validator that a compile imports is in COMPILER_MODULES, so a
     change to any of them is a new key (a stricter check is never hidden by the cache)."""
-    code = ("import sys; import validator.compiled as c; before = set(sys.modules); "
+    code = ("import sys; import validator.rules.compiled as c; before = set(sys.modules); "
             "c._compile('1.0', None, True); c._compile('1.0', '1.0', True); "
             "print('\\n'.join(sorted(set(sys.modules) | before)))")
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True, check=True, timeout=120).stdout.split()
     used = set()
     for name in out:
-        if name.startswith("validator.") and name != "validator.compiled":
+        if name.startswith("validator.") and name != "validator.rules.compiled":
             rel = name.removeprefix("validator.").replace(".", "/")
             used.add(f"{rel}/__init__.py" if (ROOT / "validator" / rel).is_dir() else f"{rel}.py")
     assert used - set(compiled.COMPILER_MODULES) == set()

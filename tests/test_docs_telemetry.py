@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from validator.facts.node import scrape, telemetry
-from validator.netfetch import DEFAULT_CAP, DEFAULT_DEADLINE_S
+from validator.io.netfetch import DEFAULT_CAP, DEFAULT_DEADLINE_S
 
 DOC = (Path(__file__).parents[1] / "docs" / "telemetry.md").read_text()
 

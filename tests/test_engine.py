@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers import built, document, run_rules
-from validator.engine import Context, evaluate
-from validator.loader import load_pack
-from validator.model import Status
-from validator.spec import load_fact_catalogue, load_spec, resolve_parameters
+from validator.evaluate.engine import Context, evaluate
+from validator.report.model import Status
+from validator.rules.loader import load_pack
+from validator.rules.spec import load_fact_catalogue, load_spec, resolve_parameters
 
 
 def _one(findings: list, rule: str):  # type: ignore[no-untyped-def]

@@ -1,57 +1,33 @@
-"""The import contract of validator/: no new import circle, no new private name imported
-from another module, and the layers that show the data flow (sources -> rule pack ->
-engine -> results -> renderers -> CLI) kept.
+"""The import contract of validator/: no import circle, no private name imported from
+another module, and the layers that show the data flow (sources -> rule pack -> engine ->
+results -> renderers -> CLI) kept.
 
-The graph is read from the source (ast), counting imports inside functions too (they hide
-half the links; a circle through a lazy import still ties the modules together), but not
-imports under ``if TYPE_CHECKING:``, which never run. Equivalent to an import-linter
-contract with ``ignore_imports`` for the known exceptions, without the dependency.
+Two readers check it. ``lint-imports`` (import-linter, its contracts in pyproject.toml's
+``[tool.importlinter]``) checks the layers between validator's packages and that siblings
+stay independent. The graph below is read from the source (ast) for what import-linter
+does not check: circles inside a package and private names. Both count imports inside
+functions too (they hide half the links; a circle through a lazy import still ties the
+modules together), neither those under ``if TYPE_CHECKING:``, which never run.
 
-The exceptions below are the circles and private imports that remain on main and need a
-module moved to go (issue 21, deliverable 3); each says what would remove it. A change
-that adds a circle or a private import fails here; one that removes an exception should
-delete its line.
+There are no known exceptions: a change that adds a circle or a private import fails here
+(break the circle, or make the name public in the module that owns it).
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "validator"
 
-KNOWN_CIRCLES: list[frozenset[str]] = [
-    # yamlfile reads YAML through jobs.source's event reader, which builds yamlfile's
-    # LineDict/LineList for line-tracked files: goes when the reader and the line-tracking
-    # types sit in one io/ package (harden owns yamlfile.py this round)
-    frozenset({"validator.yamlfile", "validator.jobs.source"}),
-    # the job model, its detection and metrics call each other's helpers: goes with one
-    # descriptor per job format (issue 21, deliverable 4)
-    frozenset({"validator.jobs.common", "validator.jobs.detection", "validator.jobs.metrics",
-               "validator.jobs.model"}),
-    # launcher parsing, shell parsing and tuning flags share parsers: goes when the shared
-    # word parsers move to a module of their own
-    frozenset({"validator.jobs.launch", "validator.jobs.shell", "validator.jobs.tune"}),
-]
+KNOWN_CIRCLES: list[frozenset[str]] = []  # none left (issue 21, deliverable 3): keep it so
 
-KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    # (importer, module, name): each goes when the name is made public in its own module
-    # or the caller moves beside it
-    ("validator.jobs.tune", "validator.jobs.launch", "_typed"),
-    ("validator.jobs.grouping", "validator.jobs", "_walk"),
-    ("validator.jobs.launch", "validator.jobs.shell", "_harvest"),
-    ("validator.cli.report", "validator.cli.common", "_format_names"),
-    ("validator.cli.health", "validator.cli.node", "_root_options"),
-    ("validator.cluster.replay", "validator.cluster.shapes", "_COLLECTED"),
-    ("validator.cluster.replay", "validator.cluster.shapes", "_HOSTNAME"),
-    ("validator.cluster.replay", "validator.cluster.shapes", "_NAME"),
-    # the fleet evaluates through the engine's internals: goes with the library API
-    # (issue 21, deliverable 2)
-    ("validator.cluster.groups", "validator.engine", "_item_label"),
-    ("validator.cluster.fleet", "validator.engine", "_Builder"),
-    ("validator.cluster.fleet", "validator.engine", "_evaluate_rule"),
-}
+KNOWN_PRIVATE: set[tuple[str, str, str]] = set()  # none left: keep it so
 
 
 def _modules() -> dict[str, Path]:
@@ -162,28 +138,27 @@ EDGES, PRIVATE = _graph()
 
 def test_the_graph_is_read() -> None:
     """The reader sees top-level and in-function imports (or the contract checks nothing)."""
-    assert "validator.rulemodel" in EDGES["validator.engine"]  # top level
-    assert "validator.validation_models" in EDGES["validator.loader"]  # inside a function
-    assert "validator.jobs.source" in EDGES["validator.yamlfile"]  # inside a function
+    assert "validator.rules.rulemodel" in EDGES["validator.evaluate.engine"]  # top level
+    assert "validator.rules.validation_models" in EDGES["validator.rules.loader"]  # inside a function
+    assert "validator.jobs.metrics" in EDGES["validator.jobs.model"]  # inside a method
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]
 
 
-def test_no_new_import_circle() -> None:
+def test_no_import_circle() -> None:
     new = [sorted(c) for c in _circles(EDGES) if not any(c <= known for known in KNOWN_CIRCLES)]
-    assert new == [], f"new import circle(s): {new} (break it, or, if it needs a module move, add it to KNOWN_CIRCLES "\
-        "with a comment that says which move removes it)"
+    assert new == [], f"import circle(s): {new} (break it: move what both sides need to a module of its own)"
 
 
 def test_the_rule_loading_circle_is_gone() -> None:
     """loader <-> spec <-> validation_models was one circle: the formats now live in the
     leaf rulemodel.py, and validation imports only it."""
     circles = _circles(EDGES)
-    for m in ("validator.loader", "validator.spec", "validator.validation_models", "validator.rulemodel",
-              "validator.compiled"):
+    for m in ("validator.rules.loader", "validator.rules.spec", "validator.rules.validation_models", "validator.rules.rulemodel",
+              "validator.rules.compiled"):
         assert not any(m in c for c in circles), m
 
 
-def test_no_new_private_name_imported_from_another_module() -> None:
+def test_no_private_name_imported_from_another_module() -> None:
     assert sorted(PRIVATE - KNOWN_PRIVATE) == []
 
 
@@ -193,15 +168,87 @@ def test_layers() -> None:
         return EDGES[m]
 
     # the rule model is a leaf: its errors and the operator names it validates against
-    assert imports("validator.rulemodel") <= {"validator.errors", "validator.operators"}
-    assert imports("validator.model") <= {"validator.versions"}  # results: a leaf too
+    assert imports("validator.rules.rulemodel") <= {"validator.errors", "validator.rules.operators"}
+    assert imports("validator.report.model") <= {"validator.versions"}  # results: a leaf too
     outside_cli = [(m, t) for m, ts in EDGES.items() for t in ts
                    if t.startswith("validator.cli") and not m.startswith("validator.cli") and m != "validator.entry"]
     assert outside_cli == [], "only the entry point imports the CLI"
     for m, ts in EDGES.items():
         if m.startswith("validator.renderers"):  # renderers take a Report, nothing upstream
-            assert not {t for t in ts if t.startswith(("validator.engine", "validator.loader", "validator.facts",
-                                                         "validator.jobs", "validator.cluster", "validator.compiled"))}, m
-    for m in ("validator.engine", "validator.loader", "validator.spec", "validator.compiled", "validator.rulemodel"):
+            assert not {t for t in ts if t.startswith(("validator.evaluate.engine", "validator.rules.loader", "validator.facts",
+                                                         "validator.jobs", "validator.cluster", "validator.rules.compiled"))}, m
+    for m in ("validator.evaluate.engine", "validator.rules.loader", "validator.rules.spec", "validator.rules.compiled", "validator.rules.rulemodel"):
         up = {t for t in imports(m) if t.startswith(("validator.renderers", "validator.cluster", "validator.cli"))}
         assert not up, (m, up)
+
+
+# ---- import-linter: the layers contract in pyproject.toml --------------------------------
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the tree at ``root`` (its validator/ and pyproject.toml)."""
+    code = ("import sys; from importlinter.cli import lint_imports_command; "
+            "sys.argv = ['lint-imports', '--no-cache', '--no-logo']; lint_imports_command()")
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_layers_contract_is_kept() -> None:
+    r = _lint_imports(ROOT)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "2 kept, 0 broken" in r.stdout, r.stdout[-2000:]
+
+
+def test_the_layers_contract_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    """A lazy import that goes up the layers breaks the contract (grimp reads every import
+    statement, not only the top-level ones), and one under TYPE_CHECKING does not."""
+    shutil.copytree(PKG, tmp_path / "validator", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    units = tmp_path / "validator" / "values" / "units.py"
+    units.write_text(units.read_text() + "\n\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from validator.cli import main\n")
+    kept = _lint_imports(tmp_path)
+    units.write_text(units.read_text() + "\n\ndef _late():\n    from validator.evaluate import engine\n\n"
+                     "    return engine\n")
+    broken = _lint_imports(tmp_path)
+    assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-2000:]
+    assert broken.returncode != 0 and "validator.values.units -> validator.evaluate.engine" in broken.stdout, \
+        broken.stdout[-3000:] + broken.stderr[-2000:]
+
+
+# ---- CONTRIBUTING.md's "Layout" section says the same --------------------------------------
+
+
+def _contributing() -> str:
+    return (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+
+
+def test_the_layout_section_lists_every_package_and_root_module() -> None:
+    text = _contributing()
+    block = text[text.index("## Layout"):].split("```")[1]
+    listed: set[str] = set()
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):  # validator/'s entries
+            listed |= set(line.strip().split("  ")[0].split())
+    folders = {p.name + "/" for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    modules = {p.name for p in PKG.glob("*.py")}
+    assert listed == folders | modules
+    assert len(modules) <= 8, "at most 8 modules at validator/'s root: put a new one in its stage's package"
+
+
+def test_the_layers_in_contributing_are_the_contract() -> None:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    shown = " > ".join(layer for layer in layers if not layer.startswith(("(", "__main__")))
+    assert f"\n{shown}\n" in _contributing()
+
+
+def test_renderers_import_only_the_report_and_values() -> None:
+    """As CONTRIBUTING.md says: a renderer takes the Report alone."""
+    outside = {t for m, ts in EDGES.items() if m.startswith("validator.renderers") for t in ts
+               if not t.startswith(("validator.renderers", "validator.report", "validator.values"))}
+    assert outside == set()

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from validator.model import Finding, Location, Report, Status, Subject
 from validator.renderers.json_ import JsonRenderer, dumps_indented, result_document
+from validator.report.model import Finding, Location, Report, Status, Subject
 
 
 def _std(obj: Any) -> str:
@@ -47,7 +47,7 @@ def test_same_text_as_the_standard_encoder(obj: Any) -> None:
 def test_never_nan_or_infinity(obj: Any) -> None:
     """Issue 24: a result is JSON every parser reads back: NaN and infinity are written as
     strings ("nan", "inf", "-inf"), never bare NaN/Infinity (which only Python accepts)."""
-    from validator.numbers import finite
+    from validator.values.numbers import finite
 
     text = dumps_indented(obj)
     assert "NaN" not in text and "Infinity" not in text
@@ -100,7 +100,7 @@ def _report(findings: tuple[Finding, ...]) -> Report:
 def test_finding_dict_keys_follow_the_fields() -> None:
     from dataclasses import fields, replace
 
-    from validator.model import finding_from_dict
+    from validator.report.model import finding_from_dict
 
     f = Finding(rule="R-01.x", requirement="R-01", level="SHOULD", status=Status.WARN, subject="n",
                 expected="e", message="m", remediation="r", location=Location("f.json", None),

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from validator.errors import RuleFileError
-from validator.loader import load_pack, pack_dir_for
-from validator.resources import rules_dir
-from validator.spec import load_fact_catalogue, load_spec
+from validator.io.resources import rules_dir
+from validator.rules.loader import load_pack, pack_dir_for
+from validator.rules.spec import load_fact_catalogue, load_spec
 
 SPEC = load_spec("1.0")
 CATALOGUE = load_fact_catalogue()
@@ -149,20 +149,20 @@ def test_duplicate_rule_id(tmp_path: Path) -> None:
 
 
 def test_rulefile_schema_is_generated_from_the_models() -> None:
-    from validator.resources import spec_dir
-    from validator.schemas import rulefile_schema_text
+    from validator.io.resources import spec_dir
+    from validator.rules.schemas import rulefile_schema_text
 
     assert (spec_dir() / "rulefile.schema.json").read_text() == rulefile_schema_text(), (
-        "run: python -m validator.schemas > spec/rulefile.schema.json")
+        "run: python -m validator.rules.schemas > spec/rulefile.schema.json")
 
 
 def test_a_number_like_string_is_a_string_for_a_string_fact(tmp_path: Path) -> None:
     """gpu.driver_version = "550" (or one of "550.54.03", ...) is a string comparison: no
     unit is asked of a string fact, and the engine compares the text."""
     from tests.helpers import document
-    from validator.engine import Context, evaluate
-    from validator.model import Status
-    from validator.spec import resolve_parameters
+    from validator.evaluate.engine import Context, evaluate
+    from validator.report.model import Status
+    from validator.rules.spec import resolve_parameters
 
     text = GOOD_RULE.replace("fact: memory.shm_size", "fact: gpu.driver_version").replace(
         'check: {op: gte, value: "1 GiB"}', 'check: {op: eq, value: "550"}\n'

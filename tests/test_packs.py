@@ -11,11 +11,11 @@ import typing
 from pathlib import Path
 
 from tests.helpers import built
-from validator import loader, validation_models
 from validator.errors import RuleFileError
-from validator.packdiff import changelog_entries
-from validator.resources import rules_dir
-from validator.yamlfile import load_yaml
+from validator.io.resources import rules_dir
+from validator.io.yamlfile import load_yaml
+from validator.rules import loader, validation_models
+from validator.rules.packdiff import changelog_entries
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ def test_rules_diff_lists_every_change_with_its_changelog_entry() -> None:
 
 
 def test_every_changed_rule_has_a_changelog_entry() -> None:
-    from validator.packdiff import diff_packs
+    from validator.rules.packdiff import diff_packs
 
     d = diff_packs(built(rules_version="1.0").pack, built(rules_version="1.1").pack, rules_dir() / "v1.1")
     assert not d.undocumented, f"rules changed without a ### entry in rules/v1.1/CHANGELOG.md: {d.undocumented}"
@@ -93,7 +93,7 @@ def test_result_records_the_pack_and_diff_refuses_another_pack(tmp_path: Path) -
 
 
 # ---- the rule format is defined once --------------------------------------------------------
-# validator/rulemodel.py is the definition: pydantic validates into its dataclasses (no model
+# validator/rules/rulemodel.py is the definition: pydantic validates into its dataclasses (no model
 # of its own in validation_models.py), spec/rulefile.schema.json is generated from them
 # (tests/test_loader.py), and the loader, spec and engine import them from there.
 
@@ -102,7 +102,7 @@ def test_the_formats_are_defined_once_in_the_rule_model() -> None:
     import ast
     import inspect
 
-    from validator import rulemodel, spec
+    from validator.rules import rulemodel, spec
 
     tree = ast.parse(inspect.getsource(validation_models))
     assert not [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)], "validation_models defines no format"
@@ -116,7 +116,7 @@ def test_the_formats_are_defined_once_in_the_rule_model() -> None:
 
 
 def test_scopes_and_levels_are_enums_that_read_as_their_values() -> None:
-    from validator.rulemodel import Level, Rule, Scope
+    from validator.rules.rulemodel import Level, Rule, Scope
 
     hints = typing.get_type_hints(Rule)
     assert hints["scope"] is Scope and Level in typing.get_args(hints["level"])
@@ -129,7 +129,7 @@ def test_scopes_and_levels_are_enums_that_read_as_their_values() -> None:
 
 
 def test_the_schema_carries_the_fields_added_for_v1_1() -> None:
-    from validator.resources import spec_dir
+    from validator.io.resources import spec_dir
 
     schema = json.loads((spec_dir() / "rulefile.schema.json").read_text())
     cond = schema["$defs"]["Condition"]["properties"]
@@ -145,7 +145,7 @@ def test_contributing_add_a_rule_names_files_that_exist() -> None:
     text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text.split("## Recipe: add a rule", 1)[1].split("\n## ", 1)[0]
     named = {m for m in re.findall(r"`([^` ]+)`", section) if "/" in m and not m.startswith("--")}
-    assert {"validator/rulemodel.py", "validator/compiled.py", "tests/test_compiled.py"} <= named
+    assert {"validator/rules/rulemodel.py", "validator/rules/compiled.py", "tests/test_compiled.py"} <= named
     for path in sorted(named):
         pattern = re.sub(r"<[a-z]+>|\bvX\b|\*", "*", path.split(":")[0])
         assert list(ROOT.glob(pattern)), f"CONTRIBUTING.md names {path}, which is not in the tree"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from validator.profile_sample import TOP_KEYS, parameter_table, sample_profile
-from validator.spec import PROFILE_KEYS, load_spec, resolve_parameters
+from validator.rules.profile_sample import TOP_KEYS, parameter_table, sample_profile
+from validator.rules.spec import PROFILE_KEYS, load_spec, resolve_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "profile.md"

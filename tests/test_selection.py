@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from validator.errors import SpecCheckError
-from validator.selection import check_prefixes, is_selected, split_csv
+from validator.rules.selection import check_prefixes, is_selected, split_csv
 
 
 @pytest.mark.parametrize(("rule", "select", "ignore", "selected"), [

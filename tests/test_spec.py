@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from validator.errors import SpecCheckError
-from validator.spec import load_spec, resolve_parameters
-from validator.units import Quantity
+from validator.rules.spec import load_spec, resolve_parameters
+from validator.values.units import Quantity
 
 CATALOGUE = {
     "NET-01": "MUST", "NET-02": "MUST", "NET-03": "MUST", "NET-04": "SHOULD",

@@ -4,7 +4,7 @@ Times are never asserted (machines differ: bench/start_bench.py prints the ratio
 each verb imports is the same on every machine, and a heavy library imported on these
 paths is what made start-up slow before (the bundled pack parsed with the YAML reader and
 validated with pydantic on every run). Each verb runs in a fresh interpreter, after one
-run that fills the compiled-pack cache (validator/compiled.py), as on any machine after
+run that fills the compiled-pack cache (validator/rules/compiled.py), as on any machine after
 its first run.
 """
 
@@ -37,9 +37,9 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 
 # never on these paths: parsing and validating the rule pack, other verbs' machinery, and
 # libraries no node check needs
-_NEVER = ("yaml", "pydantic", "pydantic_core", "jsonschema", "cryptography", "validator.loader",
-          "validator.validation_models", "validator.schemas", "validator.cluster", "validator.waivers",
-          "validator.signing", "validator.diffing", "asyncio", "multiprocessing", "concurrent.futures",
+_NEVER = ("yaml", "pydantic", "pydantic_core", "jsonschema", "cryptography", "validator.rules.loader",
+          "validator.rules.validation_models", "validator.rules.schemas", "validator.cluster", "validator.report.waivers",
+          "validator.report.signing", "validator.report.diffing", "asyncio", "multiprocessing", "concurrent.futures",
           "http.client", "email", "xml.etree", "xml.dom", "sqlite3", "unittest")
 
 
@@ -66,7 +66,7 @@ def _one_job_file() -> Path:
                          ids=["terminal", "json"])
 def test_check_imports_no_yaml_pydantic_or_loader(tmp_path: Path, args: tuple[str, ...]) -> None:
     modules = _modules(tmp_path, *args)
-    assert "validator.engine" in modules and "validator.compiled" in modules  # it did run a check
+    assert "validator.evaluate.engine" in modules and "validator.rules.compiled" in modules  # it did run a check
     assert _loaded(modules, _NEVER) == []
     assert _loaded(modules, ("validator.jobs",)) == []  # job formats are lint's
     if "json" in args:
@@ -75,14 +75,14 @@ def test_check_imports_no_yaml_pydantic_or_loader(tmp_path: Path, args: tuple[st
 
 def test_lint_of_one_file_imports_no_pydantic_or_loader(tmp_path: Path) -> None:
     modules = _modules(tmp_path, "lint", "--format", "json", str(_one_job_file()))
-    assert "validator.engine" in modules
+    assert "validator.evaluate.engine" in modules
     assert _loaded(modules, (*_NEVER[1:], "psutil", "pynvml", "rich")) == []  # yaml: job files are YAML
 
 
 def test_help_imports_no_library_but_click(tmp_path: Path) -> None:
     modules = _modules(tmp_path, "--help")
-    heavy = ("rich", "psutil", "pynvml", "validator.engine", "validator.model", "validator.facts",
-             "validator.renderers", "validator.rulemodel", "validator.compiled", "validator.jobs")
+    heavy = ("rich", "psutil", "pynvml", "validator.evaluate.engine", "validator.report.model", "validator.facts",
+             "validator.renderers", "validator.rules.rulemodel", "validator.rules.compiled", "validator.jobs")
     assert _loaded(modules, (*_NEVER, *heavy)) == []
     assert len([m for m in modules if m.startswith("validator")]) <= 8
 
@@ -98,6 +98,6 @@ def test_a_cold_run_compiles_and_a_warm_run_reads_the_cache(tmp_path: Path) -> N
                           timeout=120)
     cold_mods = set(json.loads(cold.stdout.strip().splitlines()[-1])["modules"])
     warm_mods = set(json.loads(warm.stdout.strip().splitlines()[-1])["modules"])
-    assert {"yaml", "pydantic", "validator.loader"} <= cold_mods
-    assert not {"yaml", "pydantic", "validator.loader"} & warm_mods
+    assert {"yaml", "pydantic", "validator.rules.loader"} <= cold_mods
+    assert not {"yaml", "pydantic", "validator.rules.loader"} & warm_mods
     assert len(list((tmp_path / "c").glob("pack-*.json"))) == 1

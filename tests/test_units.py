@@ -5,7 +5,7 @@ import math
 import pytest
 
 from validator.errors import UnitError
-from validator.units import format_quantity, format_value, parse_quantity
+from validator.values.units import format_quantity, format_value, parse_quantity
 
 
 @pytest.mark.parametrize(("text", "unit", "expected"), [
@@ -83,7 +83,7 @@ def test_unknown_unit_suggests_the_ones_meant() -> None:
     import pytest as _pytest
 
     from validator.errors import UnitError
-    from validator.units import parse_quantity, suggest_units
+    from validator.values.units import parse_quantity, suggest_units
 
     assert suggest_units("G", "bytes") == "GiB or GB"
     assert suggest_units("M", "bytes") == "MiB or MB"

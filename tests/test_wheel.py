@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,12 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
                             "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-2000:]
     [wheel] = dist.glob("training_spec_check-*.whl")
+    # every module of every stage package is in it (a new package is picked up, not left out)
+    with zipfile.ZipFile(wheel) as zf:
+        held = {n for n in zf.namelist() if n.startswith("validator/") and n.endswith(".py")}
+    tree = {p.relative_to(ROOT).as_posix() for p in (ROOT / "validator").rglob("*.py") if "__pycache__" not in p.parts}
+    assert tree - held == set()
+    assert {"validator/io/__init__.py", "validator/rules/loader.py", "validator/evaluate/engine.py"} <= held
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
                    check=True, timeout=120)
@@ -46,7 +53,7 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    where = subprocess.run([str(vpy), "-c", "import validator.resources as r; print(r.rules_dir())"],
+    where = subprocess.run([str(vpy), "-c", "import validator.io.resources as r; print(r.rules_dir())"],
                            capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
     assert where.returncode == 0, where.stderr
     assert Path(where.stdout.strip()) == Path(site) / "validator" / "_data" / "rules"  # the wheel's copy

@@ -137,7 +137,7 @@ def shape_digest(kind: str, spec_dir: Path) -> str:
 def main() -> None:
     """Print the current shapes' digests (a release adds them to RELEASED_SHAPES)."""
     from validator import __version__
-    from validator.resources import spec_dir
+    from validator.io.resources import spec_dir
 
     for kind, current in (("facts", FACTS_SCHEMA), ("result", RESULT_SCHEMA)):
         print(f'    "{current}": ("{__version__}", "{shape_digest(kind, spec_dir())}"),')

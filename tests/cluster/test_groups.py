@@ -87,8 +87,8 @@ def _expanded_value(v: dict[str, Any]) -> dict[str, Any]:
 
 def test_grouped_cluster_rules_say_what_per_host_rules_say():
     from validator.cluster.result import PROBE_RULE
-    from validator.engine import evaluate
-    from validator.model import Status
+    from validator.evaluate.engine import evaluate
+    from validator.report.model import Status
 
     built = _built()
     names, fields, failures = _fleet()
@@ -140,7 +140,7 @@ def test_a_collection_a_rule_reads_whole_is_not_grouped():
     hosts: that collection stays as it is."""
     from dataclasses import replace
 
-    from validator.loader import Condition
+    from validator.rules.loader import Condition
 
     built = _built()
     names, fields, failures = _fleet()

@@ -63,7 +63,7 @@ def test_bad_input_is_unknown_in_one_line(args):
 
 def test_a_long_list_of_rules_fits_in_80_characters():
     from validator.cluster.npd import verdict
-    from validator.model import Status
+    from validator.report.model import Status
 
     class F:  # the two attributes verdict() reads
         def __init__(self, rule):

@@ -143,11 +143,11 @@ def test_a_shape_matches_only_its_own_bytes_with_other_host_strings():
     assert shape is not None and len(shape.groups) == 3  # name, hostname fact, collected_at
     other, _ = _doc_bytes("host-2.example")
     got = shape.match(other)
-    assert got is not None and shape.role(got[0], shapes._NAME) == "host-2.example"
+    assert got is not None and shape.role(got[0], shapes.ROLE_NAME) == "host-2.example"
     assert shape.match(raw) is not None
     later = other.replace(b"2026-11-22T00:00:00Z", b"2026-11-23T10:00:00Z")
     got = shape.match(later)
-    assert got is not None and shape.role(got[0], shapes._COLLECTED) == "2026-11-23T10:00:00Z"
+    assert got is not None and shape.role(got[0], shapes.ROLE_COLLECTED) == "2026-11-23T10:00:00Z"
     # one byte elsewhere, a truncation, a byte more, a slot with a quote or a space: no match
     assert shape.match(other.replace(b'"LinkUp"', b'"Polling"', 1)) is None
     assert shape.match(other[:-1]) is None and shape.match(other + b" ") is None
@@ -409,8 +409,8 @@ def test_a_match_is_always_the_file_as_parsed(edits):
         return
     doc = document.parse(raw, "edited.json")  # raises if the bytes were not a valid document
     assert marshal.dumps(facts, 2) == marshal.dumps(doc["facts"], 2)
-    assert wide.role(got[0], shapes._NAME) == doc["subject"]["name"]
-    assert wide.role(got[0], shapes._COLLECTED) == doc["collected_at"]
+    assert wide.role(got[0], shapes.ROLE_NAME) == doc["subject"]["name"]
+    assert wide.role(got[0], shapes.ROLE_COLLECTED) == doc["collected_at"]
 
 
 def test_healthy_copies_after_faulty_nodes_evaluate_nothing(tmp_path):

@@ -144,13 +144,13 @@ def test_host_strings_that_are_other_tokens_or_values(host):
     got = shape.match(text.encode())
     parsed = document.parse(text.encode(), "x.json")
     if got is not None:
-        assert shape.role(got[0], shapes._NAME) == parsed["subject"]["name"] == host
+        assert shape.role(got[0], shapes.ROLE_NAME) == parsed["subject"]["name"] == host
         assert shape.patched(*got) == parsed["facts"]
     # a file written under such a name makes no shape that takes the others' values
     other = shapes.make(text.encode(), parsed, hostname_read=False)
     if other is not None:
         back = other.match(raw)
-        assert back is None or other.role(back[0], shapes._NAME) == "h1"
+        assert back is None or other.role(back[0], shapes.ROLE_NAME) == "h1"
 
 
 def test_odd_but_valid_host_files_in_a_fleet(tmp_path):
@@ -244,7 +244,7 @@ def test_a_duplicate_key_does_not_swap_value_slots(tmp_path):
     c = _dup_fleet_doc("z-d2", "6.4000000e+07", "1082055473152")
     assert json.loads(c)["facts"]["memory.shm_size"]["value"] == 64e6
     result = _as_alone(tmp_path, {**_healthy(3), "z-d0": a, "z-d1": b, "z-d2": c}, ["z-d0", "z-d1", "z-d2"])
-    # issue 24: a key written twice is refused by every reader (validator/jsondoc.py), the
+    # issue 24: a key written twice is refused by every reader (validator/io/jsondoc.py), the
     # fleet's too, naming a file: no value slot can be swapped
     assert result == {}
 

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from tests.helpers import built
-from validator.engine import evaluate
+from validator.evaluate.engine import evaluate
 from validator.facts.node import dcgm
 
 KERNEL = Path(__file__).resolve().parents[1] / "fixtures" / "kernel"

@@ -143,7 +143,7 @@ def test_the_recorded_facts_judged_today():
     of an ERROR per GPU, and what spec-check 0.2.0 did not gather (Xid events, counters) is
     an error that says to re-record: never a pass on a state that was not read."""
     from tests.helpers import built
-    from validator.engine import evaluate
+    from validator.evaluate.engine import evaluate
 
     b = built(rules_version="1.1")
     findings = {(f.rule, f.item): f for f in evaluate(b.ctx, b.pack, [FACTS])}
@@ -166,7 +166,7 @@ def test_the_recorded_facts_judged_today():
 def test_the_recorded_facts_reprobed_with_a_real_kernel_log_pass_the_event_rules(tmp_path):
     """The same node's kernel log (no Xid) judged by the event rules: a pass, with the log."""
     from tests.helpers import built
-    from validator.engine import evaluate
+    from validator.evaluate.engine import evaluate
     from validator.facts.node import gpu_events, kernel_log
 
     log = kernel_log.read_file(H200.parent / "kernel" / "h200_dmesg.txt")

@@ -395,9 +395,9 @@ def test_one_unreadable_rdma_device_keeps_the_other_ports(dgx):
     """A dangling class/infiniband/mlx5_0 is one error item; every other port keeps its
     values, and the rules name the device's own reason."""
     from tests.helpers import built
-    from validator.engine import evaluate
+    from validator.evaluate.engine import evaluate
     from validator.facts.document import new_document
-    from validator.model import Status
+    from validator.report.model import Status
 
     link = dgx.sysfs / "class/infiniband/mlx5_0"
     link.unlink()

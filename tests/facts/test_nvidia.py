@@ -99,9 +99,9 @@ def test_init_failure_with_nvidia_gpus_on_the_bus(dgx_root, code, cls, hint):
 def test_a_broken_driver_is_a_plat01_failure_with_the_reason(dgx_root, code):
     """8 NVIDIA GPUs on the bus and no working driver: a known verdict (FAIL), not an ERROR."""
     from tests.helpers import built
-    from validator.engine import evaluate
+    from validator.evaluate.engine import evaluate
     from validator.facts.document import new_document
-    from validator.model import Status
+    from validator.report.model import Status
 
     dmesg = Path(__file__).resolve().parents[1] / "fixtures" / "kernel" / "h200_dmesg.txt"  # no Xid
     f = dgx_root.probe(nvml=FakeNvml({"init_error": code, "devices": []}), kernel_log=dmesg)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.fixtures import exporters as ex
 from validator.facts.node import scrape
-from validator.netfetch import fetch
+from validator.io.netfetch import fetch
 
 pytest.importorskip("prometheus_client")
 

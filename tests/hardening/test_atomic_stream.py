@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from validator.atomic import open_atomic
 from validator.errors import SpecCheckError
+from validator.io.atomic import open_atomic
 
 
 def test_a_failure_part_way_leaves_the_previous_file(tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ import subprocess
 import sys
 
 from tests.jobs.util import ROOT
-from validator import results, safeio
-from validator.jobs import model, recovery_log, source
-from validator.model import MAX_SOURCE_TEXT
+from validator.io import safeio, source
+from validator.jobs import model, recovery_log
+from validator.report import results
+from validator.report.model import MAX_SOURCE_TEXT
 
 DOC = (ROOT / "docs" / "inputs.md").read_text()
 
@@ -45,7 +46,7 @@ def test_the_stated_budgets_are_the_code() -> None:
 
 
 def test_the_numbers_rule_is_the_code() -> None:
-    from validator import numbers
+    from validator.values import numbers
 
     assert numbers.LIMIT == 2**64 and "larger in magnitude than 2^64" in DOC
     assert numbers.beyond(2**64 + 1) and not numbers.beyond(2**64) and numbers.beyond(float("inf"))

@@ -102,7 +102,7 @@ def mutated(draw: Any, seeds: list[Path]) -> tuple[str, str]:
 
 def _strict(text: str) -> None:
     """Strict JSON, as spec-check's own reader takes it: no NaN, Infinity or repeated key."""
-    from validator.jsondoc import parse
+    from validator.io.jsondoc import parse
 
     parse(text)
 
@@ -143,7 +143,7 @@ def test_mutated_facts_are_read_or_refused_never_a_crash(built: Any, tmp_path_fa
 @given(mutated(RESULT_SEEDS))
 def test_mutated_results_are_read_or_refused_never_a_crash(tmp_path_factory: Any, case: Any) -> None:
     from validator.renderers import get_renderer
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     name, text = case
     path = tmp_path_factory.mktemp("result") / name

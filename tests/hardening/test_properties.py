@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.jobs.util import ROOT
 from validator.errors import SpecCheckError
-from validator.jobs.source import ReadError, parse_json, parse_toml, parse_yaml
+from validator.io.source import ReadError, parse_json, parse_toml, parse_yaml
 from validator.renderers import escape
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -87,7 +87,7 @@ def test_escaped_text_is_safe_for_every_medium(s: str) -> None:
 
 def _lint_report():  # type: ignore[no-untyped-def]
     from tests.jobs.util import spec_check
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     r = spec_check("lint", "--format", "json", str(ROOT / "tests" / "acceptance" / "jobs" / "negative"
                                                     / "ds_batch_mismatch.json"))
@@ -110,8 +110,8 @@ def _base():  # type: ignore[no-untyped-def]
 @given(st.text(max_size=30), st.text(max_size=30), st.text(max_size=30), st.sampled_from(
     ["terminal", "json", "junit", "sarif", "markdown", "html", "github", "prometheus"]))
 def test_every_renderer_renders_any_text(subject: str, message: str, file: str, fmt: str) -> None:
-    from validator.model import Location
     from validator.renderers import available, get_renderer
+    from validator.report.model import Location
 
     assume(fmt in available())
     _, rep = _base()
@@ -147,7 +147,7 @@ def test_results_accepted_only_when_every_use_works(tmp_path_factory, muts) -> N
     import jsonschema
 
     from validator.renderers import get_renderer
-    from validator.results import check_result, to_report
+    from validator.report.results import check_result, to_report
 
     doc, _ = _base()
     d = copy.deepcopy(doc)
@@ -191,7 +191,7 @@ def test_facts_documents_fail_only_with_facts_errors(value: object) -> None:
 def test_quantities_are_finite_or_refused(text: str) -> None:
     import math
 
-    from validator.units import parse_quantity
+    from validator.values.units import parse_quantity
 
     try:
         q = parse_quantity(text)
@@ -205,8 +205,8 @@ def test_quantities_are_finite_or_refused(text: str) -> None:
 @given(doc=st.dictionaries(keys, data, max_size=5))
 def test_profile_and_waiver_loaders_fail_only_with_their_errors(tmp_path_factory, kind: str, doc: dict) -> None:  # type: ignore[no-untyped-def]
     from tests.helpers import built
-    from validator.spec import resolve_parameters
-    from validator.waivers import load_waivers
+    from validator.report.waivers import load_waivers
+    from validator.rules.spec import resolve_parameters
 
     p = tmp_path_factory.mktemp("y") / f"{kind}.yaml"
     body = {"parameters": doc} if kind == "profile" else {"waivers": [doc]}

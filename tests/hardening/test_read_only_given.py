@@ -123,7 +123,7 @@ def test_renderers_do_not_open_files(monkeypatch: pytest.MonkeyPatch, lint_resul
     import io
 
     from validator.renderers import available, get_renderer
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     _, rep = load_result(lint_result)
     opened: list[str] = []

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.hardening.conftest import spec_check_within_1gib
-from validator.model import Finding, Status
-from validator.waivers import subject_matches
+from validator.report.model import Finding, Status
+from validator.report.waivers import subject_matches
 
 MB = 1_000_000
 HANG_GUARD = 120  # seconds; the quadratic versions took hours at this size

@@ -158,7 +158,7 @@ def test_json_output_never_holds_nan_or_infinity() -> None:
     import io
 
     from validator.renderers.json_ import dumps_indented
-    from validator.numbers import dumps, finite
+    from validator.values.numbers import dumps, finite
 
     doc = {"a": float("inf"), "b": [1.5, float("nan"), {"c": -float("inf")}], "d": 2}
     for text in (dumps_indented(doc), dumps(doc)):
@@ -198,7 +198,7 @@ def test_a_fifo_and_a_link_to_dev_zero_under_rootfs_are_error_values(tmp_path: P
 
 def test_node_files_are_capped(tmp_path: Path) -> None:
     from validator.facts.node.base import ReadError, read
-    from validator.safeio import CAPS
+    from validator.io.safeio import CAPS
 
     big = tmp_path / "meminfo"
     big.write_bytes(b"x" * (CAPS["node file"] + 1))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.util import ROOT, spec_check
-from validator.results import MAX_RESULT_BYTES
+from validator.report.results import MAX_RESULT_BYTES
 
 DGX = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
 FLEET = 25_000

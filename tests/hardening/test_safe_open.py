@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.util import spec_check
-from validator.safeio import CAPS, InputError, read_bytes
+from validator.io.safeio import CAPS, InputError, read_bytes
 
 
 def _one_line(r, *needles: str) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.util import ROOT
-from validator.atomic import write_atomic
+from validator.io.atomic import write_atomic
 
 ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1795000000"}
 
@@ -110,7 +110,7 @@ def test_sigkill_leftovers_removed_by_the_next_write(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     # a writer killed mid-write: its temporary file, named for its host and (dead) pid
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    host = __import__("validator.atomic", fromlist=["_HOST"])._HOST
+    host = __import__("validator.io.atomic", fromlist=["_HOST"])._HOST
     stray = tmp_path / f".report.json.{host}.{child.pid}.abcd1234.tmp"
     stray.write_text("half a report")
     child.kill()
@@ -127,7 +127,7 @@ def test_sigkill_leftovers_removed_by_the_next_write(tmp_path: Path) -> None:
 def test_sigkill_mid_write_then_next_run_leaves_nothing(tmp_path: Path) -> None:
     """Through the CLI: kill -9 a run while it writes, run again, no .tmp file remains."""
     out = tmp_path / "r.json"
-    code = ("import os, sys, validator.atomic as a\n"
+    code = ("import os, sys, validator.io.atomic as a\n"
             "real = os.fsync\n"
             "def stall(fd):\n"
             "    sys.stdout.write('writing\\n'); sys.stdout.flush(); import time; time.sleep(60)\n"

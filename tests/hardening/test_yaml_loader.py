@@ -13,8 +13,8 @@ import yaml
 from tests.hardening.conftest import spec_check_within_1gib
 from tests.jobs.util import ROOT, spec_check
 from validator.errors import RuleFileError
-from validator.jobs.source import MAX_EXPANDED_BYTES, ReadError, parse_yaml
-from validator.yamlfile import load_yaml
+from validator.io.source import MAX_EXPANDED_BYTES, ReadError, parse_yaml
+from validator.io.yamlfile import load_yaml
 
 DS = ROOT / "tests" / "acceptance" / "jobs" / "negative" / "ds_batch_mismatch.json"
 

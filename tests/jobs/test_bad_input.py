@@ -199,7 +199,7 @@ def test_unreadable_file_beside_a_good_one_is_a_finding_and_the_good_one_is_lint
 def test_unreadable_file_as_root_is_simulated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from validator.jobs import source
+    from validator.io import source
 
     p = tmp_path / "secret.json"
     p.write_text(GOOD)
@@ -210,7 +210,7 @@ def test_unreadable_file_as_root_is_simulated(
             raise PermissionError(13, "Permission denied")
         return real_open(path, *a, **k)
 
-    monkeypatch.setattr(os, "open", deny)  # every input is opened by validator.safeio
+    monkeypatch.setattr(os, "open", deny)  # every input is opened by validator.io.safeio
     with pytest.raises(source.ReadError, match="Permission denied"):
         source.read_text(p)
 
@@ -370,7 +370,7 @@ def _yaml_of_size(n_bytes: int) -> str:
 
 
 def test_large_alias_free_yaml_under_the_cap_is_read(tmp_path: Path) -> None:
-    from validator.jobs.source import MAX_BYTES, parse_yaml, read_text
+    from validator.io.source import MAX_BYTES, parse_yaml, read_text
 
     assert MAX_BYTES == 4 * 2**20
     p = tmp_path / "big.yaml"
@@ -383,7 +383,7 @@ def test_large_alias_free_yaml_under_the_cap_is_read(tmp_path: Path) -> None:
 
 
 def test_yaml_over_the_cap_is_refused_by_size(tmp_path: Path) -> None:
-    from validator.jobs.source import MAX_BYTES
+    from validator.io.source import MAX_BYTES
 
     p = tmp_path / "big.yaml"
     p.write_text(_yaml_of_size(MAX_BYTES + 100))
@@ -391,7 +391,7 @@ def test_yaml_over_the_cap_is_refused_by_size(tmp_path: Path) -> None:
 
 
 def test_too_many_nodes_without_aliases_is_not_called_an_alias_bomb(tmp_path: Path) -> None:
-    from validator.jobs.source import MAX_NODES, ReadError, parse_yaml
+    from validator.io.source import MAX_NODES, ReadError, parse_yaml
 
     text = "trainer:\n  x: [" + "1," * (MAX_NODES + 10) + "1]\n"
     with pytest.raises(ReadError) as exc:
@@ -401,7 +401,7 @@ def test_too_many_nodes_without_aliases_is_not_called_an_alias_bomb(tmp_path: Pa
 
 
 def test_few_aliases_are_fine(tmp_path: Path) -> None:
-    from validator.jobs.source import parse_yaml
+    from validator.io.source import parse_yaml
 
     tree = parse_yaml("base: &b {precision: bf16}\ntrainer:\n  <<: *b\n  devices: 8\nother: *b\n", "f")
     assert tree.data["trainer"] == {"precision": "bf16", "devices": 8}

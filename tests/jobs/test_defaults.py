@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from tests.helpers import built
-from validator.engine import evaluate
+from validator.evaluate.engine import evaluate
 from validator.jobs import defaults, read_job
 from validator.jobs.model import JobModel
-from validator.model import Status
+from validator.report.model import Status
 
 JOBS = Path(defaults.__file__).parent
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.jobs.util import by_rule, facts, findings, spec_check
 from validator.jobs.hf import GRAD_NORM_UNCLIPPED
-from validator.model import Status
+from validator.report.model import Status
 
 HF = "output_dir: out\nbf16: true\nreport_to: wandb\n"
 AXOLOTL = ("base_model: NousResearch/Meta-Llama-3-8B\ndatasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"

@@ -11,7 +11,8 @@ import yaml
 
 from tests.jobs.util import ROOT, facts, spec_check, value
 from validator.facts.document import validate
-from validator.formulas import (
+from validator.jobs.model import FACTS
+from validator.rules.formulas import (
     FORMULAS,
     batch_product,
     daly_interval,
@@ -20,7 +21,6 @@ from validator.formulas import (
     daly_steps_max,
     daly_steps_min,
 )
-from validator.jobs.model import FACTS
 
 CATALOGUE = yaml.safe_load((ROOT / "spec" / "facts" / "job.yaml").read_text())["facts"]
 

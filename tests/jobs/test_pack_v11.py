@@ -10,9 +10,9 @@ import pytest
 
 from tests.helpers import built
 from tests.jobs.util import CORPUS, spec_check
-from validator.engine import evaluate
+from validator.evaluate.engine import evaluate
 from validator.jobs import read_job
-from validator.model import Finding, Status
+from validator.report.model import Finding, Status
 
 
 def lint(*paths: Path, sets: tuple[str, ...] = (), step_time: float | None = None,

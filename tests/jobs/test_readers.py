@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.util import facts, line, value
-from validator.jobs.source import json_key_lines, parse_toml, parse_yaml
+from validator.io.source import json_key_lines, parse_toml, parse_yaml
 
 
 def test_json_key_lines_nested_and_arrays() -> None:
@@ -600,7 +600,7 @@ def test_duplicate_json_key_value_and_line_agree(tmp_path: Path) -> None:
 def test_json_key_lines_follow_the_value_json_keeps() -> None:
     """Python's json keeps a repeated key's last value; its line must be that occurrence's,
     for every JSON reader (HF args, PyTorchJob, heredoc JSON), not only DeepSpeed's."""
-    from validator.jobs.source import json_key_lines
+    from validator.io.source import json_key_lines
 
     text = '{\n  "save_steps": 100,\n  "args": {"a": 1},\n  "save_steps": 500\n}\n'
     assert json_key_lines(text)[("save_steps",)] == 4

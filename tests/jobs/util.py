@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import built
-from validator.engine import evaluate
+from validator.evaluate.engine import evaluate
 from validator.jobs import read_job
-from validator.model import Finding
+from validator.report.model import Finding
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from validator.model import Finding, Location, Report, RequirementDoc, RuleDoc, Status, Subject
+from validator.report.model import Finding, Location, Report, RequirementDoc, RuleDoc, Status, Subject
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"

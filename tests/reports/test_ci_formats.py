@@ -13,10 +13,10 @@ from xml.etree import ElementTree as ET
 import jsonschema
 
 from tests.reports.conftest import ROOT, make_report, spec_check
-from validator.model import Location, Report
 from validator.renderers.github import GitHubRenderer
 from validator.renderers.junit import JUnitRenderer
 from validator.renderers.sarif import SarifRenderer, fingerprint
+from validator.report.model import Location, Report
 
 SCHEMA = json.loads((ROOT / "tests" / "jobs" / "sarif-schema-2.1.0.json").read_text())
 FACTS = "tests/fixtures/facts/dgx_h100_ecc_off.json"

@@ -53,7 +53,7 @@ def test_examples_index_says_what_is_recorded_and_what_is_synthesized():
 
     from tests.fixtures.make_facts import SCENARIOS
     from validator.renderers.scope import verdict_text
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     examples = ROOT / "reports" / "examples"
     index = (examples / "README.md").read_text(encoding="utf-8")

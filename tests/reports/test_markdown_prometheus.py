@@ -9,9 +9,9 @@ import re
 import pytest
 
 from tests.reports.conftest import HOSTILE, check_golden, make_report
-from validator.model import Status
 from validator.renderers import available, get_renderer
 from validator.renderers.markdown import cell
+from validator.report.model import Status
 
 
 def render(fmt: str, report=None) -> str:

@@ -9,9 +9,9 @@ import re
 from dataclasses import replace
 
 from tests.reports.conftest import make_report
-from validator.model import Status
 from validator.renderers.html_ import HtmlRenderer
 from validator.renderers.terminal import TerminalRenderer
+from validator.report.model import Status
 
 FLEET = {
     "fleet": {

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from tests.reports.conftest import make_report, real_result, spec_check
-from validator.diffing import diff_reports
-from validator.model import Status
 from validator.renderers import available
+from validator.report.diffing import diff_reports
+from validator.report.model import Status
 
 
 @pytest.mark.parametrize("fmt", sorted(available()))
@@ -243,7 +243,7 @@ def test_diff_waiver_only_changes_and_noise():
         ("NET-01.fabric-port-slow", "waiver expired")
     ]
     assert d.counters_changed == 1 and not d.measurement_changes  # +3.8 of 391.7 is under 5%
-    from validator.diffing import render_text
+    from validator.report.diffing import render_text
 
     text = render_text(d)
     assert "fail -> fail" not in text and "(waiver expired) fail" in text

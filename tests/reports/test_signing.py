@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from tests.reports.conftest import ROOT, spec_check
-from validator.signing import canonical
+from validator.report.signing import canonical
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_duplicate_key_exits_1(signed, keys):
 
 def test_every_byte_is_covered(signed, keys):
     """Flip each character of the canonical content of one finding: never verifies."""
-    from validator.signing import verify_document
+    from validator.report.signing import verify_document
 
     data = json.loads(signed.read_text())
     text = canonical(data["findings"][0]).decode()
@@ -163,7 +163,7 @@ def test_signing_imports_cryptography_lazily():
     import sys
 
     code = (
-        "import sys, validator.cli.signing, validator.signing; print('cryptography' in sys.modules)"
+        "import sys, validator.cli.signing, validator.report.signing; print('cryptography' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from validator.renderers.terminal import _TRAILING, TerminalRenderer
-from validator.results import load_result
+from validator.report.results import load_result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,7 +89,7 @@ def test_tables_of_one_shape_with_other_text_render_rich_s_bytes(alphabet: str, 
     texts with words of every length (folded where wider than a column), at three widths."""
     import random
 
-    from validator.model import Status
+    from validator.report.model import Status
 
     _, report = load_result(ROOT / "reports/examples/node-dgx-h100.json")
     rnd = random.Random(1795)
@@ -133,7 +133,7 @@ def test_no_text_is_cut_at_the_edge_of_the_page(reuse: bool) -> None:
     import random
     from collections import Counter
 
-    from validator.model import Status
+    from validator.report.model import Status
 
     _, report = load_result(ROOT / "reports/examples/node-dgx-h100.json")
     base = report.findings[0]

@@ -13,8 +13,8 @@ import pytest
 
 from tests.reports.conftest import make_report, real_result, spec_check
 from validator.errors import SpecCheckError
-from validator.model import Finding, Location, Status
-from validator.waivers import apply_waivers, load_waivers, subject_matches, today_utc
+from validator.report.model import Finding, Location, Status
+from validator.report.waivers import apply_waivers, load_waivers, subject_matches, today_utc
 
 KNOWN = SimpleNamespace(
     rules=[SimpleNamespace(id="NET-01.fabric-port-slow"), SimpleNamespace(id="MEM-01.ecc-disabled")]
@@ -353,7 +353,7 @@ def test_waiver_matching_nothing_is_a_warning_and_recorded(tmp_path):
 def test_an_error_recorded_as_waived_by_an_older_version_still_counts():
     """Results written before errors stopped being waivable may carry an active waiver on an
     error: it is still an unknown, so it does not count as waived anywhere."""
-    from validator.model import summarize
+    from validator.report.model import summarize
 
     f = replace(finding(status=Status.ERROR), waiver={"id": "NET-01", "active": True})
     assert not f.waived and f.against_verdict

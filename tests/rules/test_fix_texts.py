@@ -86,7 +86,7 @@ def test_topo03_fix_no_longer_asks_for_the_domain_size_it_was_given(tmp_path: Pa
 
 def test_cite_is_refused_outside_a_when(tmp_path: Path) -> None:
     from validator.errors import SpecCheckError
-    from validator.loader import load_pack
+    from validator.rules.loader import load_pack
 
     b = built(rules_version="1.1")
     pack = tmp_path / "pack"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.helpers import built, run_rules
-from validator.model import Status
+from validator.report.model import Status
 
 CASES_DIR = Path(__file__).parent / "cases"
 

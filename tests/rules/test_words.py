@@ -20,7 +20,7 @@ import pytest
 
 from tests.helpers import built, run_rules
 from tests.rules.test_rule_cases import CASES
-from validator.model import Finding, Status
+from validator.report.model import Finding, Status
 
 # snake_case identifiers and dotted fact names; formula internals
 IDENT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -77,7 +77,7 @@ def test_every_rule_text_is_words_not_internals(status: str) -> None:
 
 
 def test_static_texts_of_every_rule_are_words() -> None:
-    from validator.engine import describe_rule
+    from validator.evaluate.engine import describe_rule
 
     b = built()
     bad = []

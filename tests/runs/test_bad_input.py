@@ -167,7 +167,7 @@ def test_fifo_in_a_run_folder_is_passed_over(tmp_path: Path) -> None:
 
 
 def test_a_number_beyond_any_real_value_in_a_log_is_an_error_naming_the_line(tmp_path: Path) -> None:
-    """The numbers rule (validator.numbers) in the run's readers: an integer past 2^64 is an
+    """The numbers rule (validator.values.numbers) in the run's readers: an integer past 2^64 is an
     error at its line, said as every other reader says it (Python's own int() would refuse
     5,000 digits with a message about sys.set_int_max_str_digits); 1e400 stays a value, an
     infinite one, which MON-02.nonfinite-values is there to fail."""

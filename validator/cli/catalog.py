@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from validator.cli.common import DEFAULT_SPEC_VERSION, RunOptions, build, rules_option, rules_version_option
-from validator.rulemodel import SCOPES
+from validator.rules.rulemodel import SCOPES
 
 
 def _built(spec_version: str, rules_dir: Path | None = None, rules_version: str | None = None) -> Any:
@@ -83,7 +83,7 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
         for r in members:
             click.echo(f"  {r.id:<34} {r.scope:<7} {r.summary.strip()}")
         return
-    from validator.engine import describe_rule
+    from validator.evaluate.engine import describe_rule
 
     if rule_id not in {r.id for r in pack.rules}:
         from validator.errors import UnknownRuleError
@@ -164,8 +164,8 @@ def _params_of(values: list[object]) -> list[str]:
 def diff_rules(old: str, new: str, spec_version: str, fmt: str) -> None:
     """What changed between two bundled rule packs (e.g. `rules diff 1.0 1.1`): rules added,
     removed or disabled, and the fields changed, each with the newer pack's CHANGELOG entry."""
-    from validator.loader import pack_dir_for
-    from validator.packdiff import diff_packs, render_text
+    from validator.rules.loader import pack_dir_for
+    from validator.rules.packdiff import diff_packs, render_text
 
     a = _built(spec_version, rules_version=old).pack
     b = _built(spec_version, rules_version=new).pack
@@ -187,9 +187,9 @@ def spec(ctx: click.Context) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def show(requirement: str | None, spec_version: str, fmt: str) -> None:
     """Every requirement (or one) with its level, statement and parameters."""
-    from validator.compiled import load_bundled
+    from validator.rules.compiled import load_bundled
 
-    s = load_bundled(spec_version, pack=False)[0]  # the compiled catalogue (validator/compiled.py)
+    s = load_bundled(spec_version, pack=False)[0]  # the compiled catalogue (validator/rules/compiled.py)
     reqs = s.requirements
     if requirement:
         reqs = [r for r in reqs if r.id.startswith(requirement.upper())]
@@ -223,7 +223,7 @@ def sample_profile(spec_version: str) -> None:
     """Print a profile with every key explained and every parameter at its default,
     commented out: save it (`spec-check spec sample-profile > profile.yaml`), uncomment
     what differs on your platform, and pass it with --profile (docs/profile.md)."""
-    from validator.profile_sample import sample_profile as sample
-    from validator.spec import load_spec
+    from validator.rules.profile_sample import sample_profile as sample
+    from validator.rules.spec import load_spec
 
     click.echo(sample(load_spec(spec_version)), nl=False)

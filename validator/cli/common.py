@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 import click
 
 from validator import __version__
-from validator.atomic import open_atomic
-from validator.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
 from validator.errors import SpecCheckError
+from validator.io.atomic import open_atomic
+from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_SPEC_VERSION = "1.0"
@@ -43,7 +43,7 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _format_names() -> list[str]:
+def format_names() -> list[str]:
     from validator.renderers import available
 
     return sorted(available())
@@ -58,7 +58,7 @@ def common_options(func: F) -> F:
                      help="YAML file overriding spec parameters."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override one spec parameter (repeatable), e.g. --set fabric_port_rate=200Gb/s."),
-        click.option("--format", "fmt", type=click.Choice(_format_names()), default="terminal",
+        click.option("--format", "fmt", type=click.Choice(format_names()), default="terminal",
                      show_default=True, help="Output format."),
         click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
                      help="Write the report to FILE (atomically) instead of stdout."),
@@ -96,12 +96,12 @@ def baseline_option() -> Callable[[F], F]:
 
 
 def with_baseline(report: Any, opts: RunOptions) -> Any:
-    """The report with the problems of ``--baseline`` marked known (validator/baseline.py),
+    """The report with the problems of ``--baseline`` marked known (validator/report/baseline.py),
     and one stderr line saying how many were known and how many are new."""
     path = opts.extra.get("baseline")
     if path is None:
         return report
-    from validator.baseline import apply_baseline, load_baseline
+    from validator.report.baseline import apply_baseline, load_baseline
 
     report = apply_baseline(report, load_baseline(path), path)
     known = report.extra["baseline"]["known"]
@@ -128,7 +128,7 @@ def rules_version_option() -> Callable[[F], F]:
 
 def run_options(kwargs: dict[str, Any]) -> RunOptions:
     """Take the common options out of a verb's kwargs (what is left is the verb's own)."""
-    from validator.selection import split_csv
+    from validator.rules.selection import split_csv
 
     return RunOptions(
         spec_version=kwargs.pop("spec_version"),
@@ -160,33 +160,33 @@ def build(opts: RunOptions, scopes: tuple[str, ...] | None = None,
     evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
     error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
     verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too."""
-    from validator.compiled import load_bundled
-    from validator.engine import Context
-    from validator.rulemodel import SCOPES
-    from validator.selection import check_prefixes, check_something_selected
-    from validator.spec import resolve_parameters
+    from validator.evaluate.engine import Context
+    from validator.rules.compiled import load_bundled
+    from validator.rules.rulemodel import SCOPES
+    from validator.rules.selection import check_prefixes, check_something_selected
+    from validator.rules.spec import resolve_parameters
 
     scopes = SCOPES if scopes is None else scopes
 
-    # the bundled spec, catalogue and pack come compiled (validator/compiled.py); a custom
+    # the bundled spec, catalogue and pack come compiled (validator/rules/compiled.py); a custom
     # pack is loaded from its files on every run, against the bundled spec and catalogue
     try:
         spec, catalogue, pack = load_bundled(opts.spec_version, opts.rules_version, pack=opts.rules is None)
     except SpecCheckError:  # reported below, in the order the steps take (a bad profile first)
         spec, catalogue, pack = None, None, None
     if spec is None:
-        from validator.spec import load_spec
+        from validator.rules.spec import load_spec
 
         spec = load_spec(opts.spec_version)
     params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
     if catalogue is None:
-        from validator.spec import load_fact_catalogue
+        from validator.rules.spec import load_fact_catalogue
 
         catalogue = load_fact_catalogue()
     if opts.rules is not None and opts.rules_version is not None:
         raise SpecCheckError("--rules and --rules-version both name a rule pack: give one")
     if pack is None:
-        from validator.loader import load_pack
+        from validator.rules.loader import load_pack
 
         pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
     in_scope = [r.id for r in pack.rules if r.scope in scopes] + list(extra_rules)
@@ -216,10 +216,10 @@ def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str
 def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: list[dict[str, Any]],
                        sources: list[str], *, extra: dict[str, Any] | None = None) -> Any:
     """Evaluate facts documents into a Report (waivers applied when given)."""
-    from validator.engine import evaluate
+    from validator.evaluate.engine import evaluate
     from validator.facts.document import digest
-    from validator.model import Report, RequirementDoc, RuleDoc, Subject
-    from validator.spec import describe_parameters
+    from validator.report.model import Report, RequirementDoc, RuleDoc, Subject
+    from validator.rules.spec import describe_parameters
 
     ctx, pack = built.ctx, built.pack
     findings = evaluate(ctx, pack, documents, select=opts.select, ignore=opts.ignore)
@@ -247,7 +247,7 @@ def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: 
         extra=extra or {},
     )
     if opts.waivers is not None:
-        from validator.waivers import apply_waivers, load_waivers
+        from validator.report.waivers import apply_waivers, load_waivers
 
         report = apply_waivers(report, load_waivers(opts.waivers, pack, ctx.spec))
     return report
@@ -305,7 +305,7 @@ def render_options(opts: RunOptions) -> dict[str, Any]:
 
 def exit_code(report: Any, fail_on: str) -> int:
     """0 conformant; 1 not conformant (a fail or MUST error, or a warn under --fail-on warn)."""
-    from validator.model import Status
+    from validator.report.model import Status
 
     if not report.summary.conformant:
         return 1

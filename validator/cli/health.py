@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from validator.cli.common import build, common_options, evaluate_documents, exit_code, render, run_options
-from validator.cli.node import _root_options, probe_document
+from validator.cli.node import probe_document, root_options
 
 
 @click.command()
@@ -26,7 +26,7 @@ from validator.cli.node import _root_options, probe_document
                    "80 characters; exit 0 OK, 1 problem, 2 unknown, within 5 s (docs/node-health.md).")
 @click.option("--kernel-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Judge the GPU error events of a saved dmesg / journalctl -k output (with --npd).")
-@_root_options
+@root_options
 @common_options
 def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, kernel_log: Path | None,
            sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None, **kwargs: Any) -> None:

@@ -33,7 +33,7 @@ UNREADABLE_REQ = "LINT-00"
 
 
 def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
-    from validator.model import Finding, Location, Status
+    from validator.report.model import Finding, Location, Status
 
     out = []
     for d in docs:
@@ -64,8 +64,8 @@ def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
     it is not a config and its parse error is passed over; a recognizable config that
     does not parse (a DeepSpeed JSON with a stray comma) stays an error.
     """
+    from validator.io.source import ReadError, read_text
     from validator.jobs.detect import looks_like_config
-    from validator.jobs.source import ReadError, read_text
 
     files = set(doc["facts"]["job.files"]["value"] or ())
     kept = []
@@ -178,7 +178,7 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each job of the run with its files and its own verdict (``extra["jobs"]``): the
     run is conformant only when every job is, and a reader of the result sees which
     job is not. A file that could not be read is listed as a job of its own."""
-    from validator.model import summarize
+    from validator.report.model import summarize
 
     by_subject: dict[str, list[Any]] = {}
     for f in report.findings:
@@ -290,7 +290,7 @@ def lint(
     """
     from dataclasses import replace
 
-    from validator.model import RuleDoc
+    from validator.report.model import RuleDoc
 
     if not paths and not whole and not runs:
         raise click.UsageError("give at least one PATH (or --job PATH, or --run DIR)")

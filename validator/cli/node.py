@@ -23,7 +23,7 @@ from validator.cli.common import (
 )
 
 
-def _root_options(func: Any) -> Any:
+def root_options(func: Any) -> Any:
     for option in reversed([
         click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/sys"),
                      show_default=True, help="Where the host's /sys is mounted (as node_exporter's --path.sysfs)."),
@@ -74,7 +74,7 @@ def _scrape_options(func: Any) -> Any:
 
 
 def _check_urls(urls: tuple[str, ...]) -> None:
-    from validator.netfetch import check_url
+    from validator.io.netfetch import check_url
 
     for url in urls:
         bad = check_url(url)
@@ -110,7 +110,7 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
 @click.command()
 @click.option("--facts", "facts_files", multiple=True, type=click.Path(path_type=Path),
               help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
-@_root_options
+@root_options
 @_event_options
 @_scrape_options
 @common_options
@@ -167,14 +167,14 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
               help="Write the facts to FILE (atomically) instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
               help="Facts are JSON (schema spec/facts.schema.json).")
-@_root_options
+@root_options
 @_event_options
 @_scrape_options
 def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
           kernel_log: Path | None, dcgm_diag: int | None, since: Path | None,
           scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float) -> None:
     """Record this node's facts (to evaluate later or elsewhere with `check --facts`)."""
-    from validator.numbers import dumps
+    from validator.values.numbers import dumps
 
     _check_urls(scrape)
     doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since, scrape, scrape_interval,

@@ -73,7 +73,7 @@ def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvm
     report = evaluate_documents("health", built, opts, [doc], [source])
     baseline = opts.extra.get("baseline")
     if baseline is not None:  # as the Slurm health check does, without its stderr line
-        from validator.baseline import apply_baseline, load_baseline
+        from validator.report.baseline import apply_baseline, load_baseline
 
         report = apply_baseline(report, load_baseline(baseline), baseline)
     return npd.verdict(report, opts.fail_on)

@@ -1,7 +1,7 @@
 """``spec-check report`` and ``spec-check diff``: work on results already written.
 
 ``report`` renders JSON results in any format (the same renderers ``check``, ``lint``
-and ``cluster`` use), merging several into one (``validator.merge``), optionally applying
+and ``cluster`` use), merging several into one (``validator.report.merge``), optionally applying
 waivers after the fact; it exits 0 once the report is written (the verdict is in the
 report, and was the original runs' exit code).
 ``diff`` exits 1 when NEW has failures that OLD did not.
@@ -18,14 +18,14 @@ from typing import Any
 
 import click
 
-from validator.cli.common import _format_names, note_older, render, show_option, write_atomic
+from validator.cli.common import format_names, note_older, render, show_option, write_atomic
 
 
 def _waived(report: Any, waivers: Path) -> Any:
     """Apply a waiver file, checking its IDs against the rules and requirements the result
     itself lists and names (or, for a result without rule docs, its spec version's pack):
     the result may come from another rule pack than the one installed here."""
-    from validator.waivers import apply_waivers, load_waivers
+    from validator.report.waivers import apply_waivers, load_waivers
 
     if report.rules:
         named = [SimpleNamespace(id=i) for f in report.findings for i in (f.rule, f.requirement)]
@@ -44,7 +44,7 @@ def _waived(report: Any, waivers: Path) -> Any:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_format_names()),
+    type=click.Choice(format_names()),
     default="terminal",
     show_default=True,
     help="Output format.",
@@ -72,8 +72,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
     spec versions, rule packs or thresholds are refused.
     """
     from validator.clock import now_utc
-    from validator.merge import merge_reports
-    from validator.results import load_result
+    from validator.report.merge import merge_reports
+    from validator.report.results import load_result
 
     loaded = []
     raw = []
@@ -162,9 +162,9 @@ def diff(
     NEW was run under changed parameters or profile, evaluated fewer rules, or lost
     subjects (unless --allow-config-change).
     """
-    from validator.diffing import diff_reports, render_text
     from validator.renderers import escape
-    from validator.results import load_result
+    from validator.report.diffing import diff_reports, render_text
+    from validator.report.results import load_result
 
     data_a, a = load_result(old)
     data_b, b = load_result(new)

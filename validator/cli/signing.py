@@ -18,7 +18,7 @@ import click
 @click.option("--force", is_flag=True, help="Overwrite an existing key pair.")
 def keygen(prefix: str, force: bool) -> None:
     """Write an Ed25519 key pair: PREFIX.key (private, mode 0600) and PREFIX.pub."""
-    from validator.signing import keygen as make
+    from validator.report.signing import keygen as make
 
     key, pub = make(prefix, force=force)
     click.echo(
@@ -42,8 +42,8 @@ def sign(result: Path, key: Path, output: Path | None) -> None:
     """Sign a JSON result: the findings, facts digests and rule-pack digest (the whole
     result) in canonical form; writes the result plus a `signature` block."""
     from validator.cli.common import write_atomic
-    from validator.results import load_result
-    from validator.signing import load_private_key, sign_document
+    from validator.report.results import load_result
+    from validator.report.signing import load_private_key, sign_document
 
     load_private_key(key)  # a bad key fails before the result is read
     data, _ = load_result(result)
@@ -73,8 +73,8 @@ def sign(result: Path, key: Path, output: Path | None) -> None:
 )
 def verify(signed: Path, key: Path, facts: tuple[Path, ...]) -> None:
     """Verify a signed result: exit 0 intact, 1 changed (or signature removed), 2 unusable input."""
-    from validator.results import read_json
-    from validator.signing import check_facts, load_public_key, verify_document
+    from validator.report.results import read_json
+    from validator.report.signing import check_facts, load_public_key, verify_document
 
     load_public_key(key)
     duplicates: list[str] = []

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.lazy import Made
-from validator.model import FOLDED_VALUES, Finding, Status
+from validator.report.model import FOLDED_VALUES, Finding, Status
 
 FOLDABLE = (Status.PASS, Status.SKIP)
 # remembered verdicts kept at most (a fleet whose nodes each read their own values, as
@@ -289,11 +289,11 @@ class FleetEvaluator:
     """Node rules on node documents, one at a time (``node``), folds kept here."""
 
     def __init__(self, ctx: Any, pack: Any, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):
-        from validator.engine import _Builder
-        from validator.selection import is_selected
+        from validator.evaluate.engine import Builder
+        from validator.rules.selection import is_selected
 
         rules = [r for r in pack.rules if r.scope == "node" and is_selected(r.id, select, ignore)]
-        self.rules = [(_Builder(ctx, r, "", pack.level_of(r, ctx.spec)), *reads(r)) for r in rules]
+        self.rules = [(Builder(ctx, r, "", pack.level_of(r, ctx.spec)), *reads(r)) for r in rules]
         self.memo: dict[Any, _Entry] = {}
         self.ids: dict[bytes, int] = {}
         self.folds: dict[Any, _Fold] = {}
@@ -329,7 +329,7 @@ class FleetEvaluator:
         the same gets the same verdicts (``repeat``; ``validator.cluster.shapes``).
         ``only`` and ``given``: evaluate only the rules numbered in ``only``; every other
         rule gives what ``given`` (an earlier node's trace) says, on this host."""
-        from validator.engine import _evaluate_rule
+        from validator.evaluate.engine import evaluate_rule
 
         if len(self.memo) > MEMO_MAX:  # values seen once (a counter per GPU): start over
             self.memo.clear()
@@ -352,7 +352,7 @@ class FleetEvaluator:
             if entry is None or entry.rerun:
                 b.subject = name
                 found: list[Finding] = []
-                _evaluate_rule(b, "node", facts, found, answers)
+                evaluate_rule(b, "node", facts, found, answers)
                 self.evaluated += 1
                 if entry is None:
                     entry = _Entry(found)

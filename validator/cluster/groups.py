@@ -27,7 +27,7 @@ from validator.cluster.fleet import reads_whole
 from validator.lazy import Made, MadeBy
 
 PER_HOST = ("cluster.probes", "cluster.hosts")
-# the fields engine._item_label names an item by: a group keeps them, so its label is its id
+# the fields engine.item_label names an item by: a group keeps them, so its label is its id
 _LABEL_FIELDS = ("name", "uuid")
 
 
@@ -80,7 +80,7 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
     order of each group's first member. The document's other facts are shared, not
     copied."""
     from validator.cluster.hosts import compress, listable
-    from validator.engine import GroupItem, _item_label
+    from validator.evaluate.engine import GroupItem, item_label
 
     out = Grouped({**doc, "facts": dict(doc["facts"])})
     for coll, kept in read_fields(rules).items():
@@ -108,7 +108,7 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
             of = _Members(items, positions)
             gid = items[positions[0]]["id"] if len(positions) == 1 else compress(of.ids())
             made = GroupItem({"id": gid, "fields": mine}, len(positions))
-            found[(coll, _item_label(made))] = of
+            found[(coll, item_label(made))] = of
             members.append(made)
         if len(found) < len(members):  # two groups one label (a host named like a host list)
             continue

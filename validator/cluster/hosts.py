@@ -78,7 +78,7 @@ def _from_file(path: str) -> list[str]:
 
 
 def _read_lines(path: str) -> list[str]:
-    from validator.safeio import InputError, read_text
+    from validator.io.safeio import InputError, read_text
 
     try:
         text = read_text(path, cap=MAX_HOST_FILE, what="host file")

@@ -36,7 +36,7 @@ def replay(
     their findings are millions of live, acyclic objects, and every collection walked them
     all again (a third of a 10,000-node replay)."""
     from validator.cluster.fleet import FOLD_ABOVE
-    from validator.model import gc_paused
+    from validator.report.model import gc_paused
 
     files = facts_files(paths)
     with gc_paused():
@@ -202,7 +202,7 @@ def _read_chunk(
     with its values patched in, and only the rules that read them are evaluated."""
     import hashlib
 
-    from validator.cluster.shapes import _COLLECTED, _HOSTNAME, _NAME, Shapes
+    from validator.cluster.shapes import ROLE_COLLECTED, ROLE_HOSTNAME, ROLE_NAME, Shapes
     from validator.facts.document import parse, read_raw
 
     if ev.shapes is None:
@@ -223,8 +223,8 @@ def _read_chunk(
             own = bool(shape.kinds) and values != shape.base
             facts = shape.patched(found, values) if own else shape.facts
         if facts is not None:
-            name = shape.role(found, _NAME)
-            hostname = shape.role(found, _HOSTNAME, shape.hostname) or name
+            name = shape.role(found, ROLE_NAME)
+            hostname = shape.role(found, ROLE_HOSTNAME, shape.hostname) or name
             if own:  # some fact values its own: the rules that read them evaluated
                 itemized = ev.node(start + k, name, facts, only=shape.affected, given=shape.trace)
                 rest = _host_fields({"subject": {"name": name, "hostname": hostname}, "facts": facts},
@@ -234,7 +234,7 @@ def _read_chunk(
                 rest = shape.rest
             if shape.older is not None:
                 older.append((f, shape.older))
-            records.append((start + k, name, digest, shape.role(found, _COLLECTED, shape.collected),
+            records.append((start + k, name, digest, shape.role(found, ROLE_COLLECTED, shape.collected),
                             (hostname, rest), itemized))
             continue
         doc = _checked(parse(raw, str(f)), f)

@@ -48,8 +48,8 @@ def _safe_name(address: str) -> str:
 def save_fact_files(
     directory: Path, node_docs: list[dict[str, Any]], cluster_doc: dict[str, Any]
 ) -> None:
-    from validator.atomic import write_atomic
-    from validator.numbers import dumps
+    from validator.io.atomic import write_atomic
+    from validator.values.numbers import dumps
 
     directory.mkdir(parents=True, exist_ok=True)
     for doc in node_docs:
@@ -103,7 +103,7 @@ def _fold_live(
     """A live run's documents through the fleet evaluator (passes folded)."""
     from validator.cluster.fleet import FleetEvaluator
     from validator.facts.document import digest
-    from validator.model import Subject
+    from validator.report.model import Subject
 
     ev = FleetEvaluator(built.ctx, built.pack, select=opts.select, ignore=opts.ignore)
     names = [d["subject"]["name"] for d in node_docs]
@@ -156,8 +156,8 @@ def fleet_report(
     item k is host number k (no table from name to number is needed)."""
     from validator.cluster.groups import grouped
     from validator.facts.document import digest
-    from validator.model import Finding, Status
-    from validator.selection import is_selected
+    from validator.report.model import Finding, Status
+    from validator.rules.selection import is_selected
 
     rules = [r for r in built.pack.rules
              if r.scope == "cluster" and is_selected(r.id, opts.select, opts.ignore)]
@@ -204,7 +204,7 @@ def fleet_report(
         subjects=subjects + report.subjects,
     )
     if opts.waivers is not None:
-        from validator.waivers import apply_waivers, load_waivers
+        from validator.report.waivers import apply_waivers, load_waivers
 
         report = apply_waivers(
             report, load_waivers(opts.waivers, built.pack, built.ctx.spec)
@@ -238,7 +238,7 @@ def per_host(report: Any, failures: dict[str, str], transport: str) -> Any:
     subject; here each becomes the host's own (and failed hosts are listed as subjects),
     so a report grouped by subject shows an unreachable host as an error on that host.
     """
-    from validator.model import Finding, Subject
+    from validator.report.model import Finding, Subject
 
     findings = tuple(
         replace(f, subject=f.item, item=None)

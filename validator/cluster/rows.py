@@ -181,7 +181,7 @@ class HostSubjects(Made):
         return len(self._names) + len(self._tail)
 
     def _host(self, i: int, name: str) -> Any:
-        from validator.model import Subject
+        from validator.report.model import Subject
 
         digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
         return Subject(name, "node", digest, self._collected[i], f"replay:{name}")

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from validator.errors import SpecCheckError
-from validator.numbers import join
+from validator.values.numbers import join
 
 _NUMBER_TYPES = {"int": (int,), "quantity": (int, float)}
 

@@ -73,7 +73,7 @@ _SOURCE = b'"source": '
 
 KEEP = 8  # distinct shapes remembered (the healthy image and a few faulty variants)
 
-_NAME, _HOSTNAME, _ADDRESS, _FACT_HOSTNAME, _COLLECTED = range(5)
+ROLE_NAME, ROLE_HOSTNAME, ROLE_ADDRESS, ROLE_FACT_HOSTNAME, ROLE_COLLECTED = range(5)
 
 
 class Shape:
@@ -89,7 +89,7 @@ class Shape:
                  strings: list[bytes]):
         self.segments = segments
         self.groups = groups  # slot i holds string number groups[i] (-1 - v: value slot v)
-        self.roles = roles  # _NAME etc. -> string number
+        self.roles = roles  # ROLE_NAME etc. -> string number
         self.strings = strings  # this document's strings, by number
         self.texts = [b.decode("ascii") for b in strings]  # the same, as text (shared)
         self.itemized: list[Any] = []
@@ -154,9 +154,9 @@ class Shape:
         places (copied where changed, never mutated): the facts of the file ``match``
         read them from. None when a text is not UTF-8."""
         facts = dict(self.facts)
-        if _FACT_HOSTNAME in self.roles:
+        if ROLE_FACT_HOSTNAME in self.roles:
             facts["host.hostname"] = {**facts["host.hostname"],
-                                      "value": self.role(found, _FACT_HOSTNAME)}
+                                      "value": self.role(found, ROLE_FACT_HOSTNAME)}
         copied: dict[Any, Any] = {}
         for kind, path, text in zip(self.kinds, self.paths, values, strict=True):
             if kind == "s":
@@ -165,7 +165,7 @@ class Shape:
                 except UnicodeDecodeError:
                     return None
             else:  # the numbers rule of every reader: beyond any real value, parsed in full
-                from validator.numbers import Beyond, float_text, int_text
+                from validator.values.numbers import Beyond, float_text, int_text
 
                 try:
                     word = text.decode("ascii")
@@ -211,25 +211,25 @@ def make(raw: bytes, doc: dict[str, Any], hostname_read: bool) -> Shape | None:
         return None
     subject = doc["subject"]
     places: dict[int, Any] = {
-        _NAME: subject.get("name"),
-        _HOSTNAME: subject.get("hostname"),
-        _ADDRESS: subject.get("address"),
-        _COLLECTED: doc.get("collected_at"),
+        ROLE_NAME: subject.get("name"),
+        ROLE_HOSTNAME: subject.get("hostname"),
+        ROLE_ADDRESS: subject.get("address"),
+        ROLE_COLLECTED: doc.get("collected_at"),
     }
     if not hostname_read:
         fact = doc["facts"].get("host.hostname")
-        places[_FACT_HOSTNAME] = fact.get("value") if type(fact) is dict else None
+        places[ROLE_FACT_HOSTNAME] = fact.get("value") if type(fact) is dict else None
     strings: list[bytes] = []
     roles: dict[int, int] = {}
     wanted: list[int] = []  # how many places hold each string
     for role, text in places.items():
         if type(text) is not str:
-            if role == _NAME:
+            if role == ROLE_NAME:
                 return None
             continue
         b = text.encode("utf-8")
         if _SLOT.fullmatch(b) is None:
-            if role == _NAME:
+            if role == ROLE_NAME:
                 return None
             continue  # not masked: it must then be the same bytes in a matching file
         if b in strings:
@@ -342,7 +342,7 @@ def widen(a: Shape, b: Shape, b_facts: dict[str, Any]) -> Shape | None:
     if [len(x) for x in a.segments] != [len(x) for x in b.segments]:
         return None
     leaves = _leaves(a.facts, b_facts)
-    if leaves and _FACT_HOSTNAME in a.roles:  # a host slot already
+    if leaves and ROLE_FACT_HOSTNAME in a.roles:  # a host slot already
         leaves = [x for x in leaves if x[0] != ("host.hostname", "value")]
     if not leaves:
         return None
@@ -499,10 +499,11 @@ def _probed_hosts(shape: Shape, doc: dict[str, Any]) -> bool:
     want = {**doc, "subject": dict(doc["subject"]), "facts": dict(doc["facts"])}
     for role, g in shape.roles.items():
         text = texts[g].decode("ascii")
-        if role == _COLLECTED:
+        if role == ROLE_COLLECTED:
             want["collected_at"] = text
-        elif role == _FACT_HOSTNAME:
+        elif role == ROLE_FACT_HOSTNAME:
             want["facts"]["host.hostname"] = {**want["facts"]["host.hostname"], "value": text}
         else:
-            want["subject"][("name", "hostname", "address")[(_NAME, _HOSTNAME, _ADDRESS).index(role)]] = text
+            key = ("name", "hostname", "address")[(ROLE_NAME, ROLE_HOSTNAME, ROLE_ADDRESS).index(role)]
+            want["subject"][key] = text
     return marshal.dumps(got, 2) == marshal.dumps(want, 2)

@@ -214,7 +214,7 @@ def read(path: str | Path) -> tuple[Document, bytes]:
 
 def read_raw(path: str | Path) -> bytes:
     """A facts file's bytes (at most ``MAX_FACTS_BYTES``); a failure is one FactsFileError."""
-    from validator.safeio import InputError, read_bytes
+    from validator.io.safeio import InputError, read_bytes
 
     try:
         return read_bytes(path, cap=MAX_FACTS_BYTES, what="facts document")
@@ -232,8 +232,8 @@ def parse(raw: bytes, where: str) -> Document:
                              line=line) from None
     if not text.strip():
         raise FactsFileError("empty file, expected a facts JSON document", file=where)
-    from validator.jsondoc import JSONProblem
-    from validator.jsondoc import parse as parse_json
+    from validator.io.jsondoc import JSONProblem
+    from validator.io.jsondoc import parse as parse_json
 
     try:  # repeated keys, NaN, numbers beyond any real value, lone surrogates: jsondoc
         doc = parse_json(text)

@@ -32,7 +32,7 @@ def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]]
     from validator.jobnodes import checks, nccllog
     from validator.jobnodes.nodes import hostlist, read_nodes
     from validator.jobnodes.rules import rule_docs
-    from validator.selection import is_selected
+    from validator.rules.selection import is_selected
 
     levels = levels_of(built.ctx.spec)
     nodes = read_nodes(list(node_paths), built.ctx.spec.spec_version) if node_paths else []
@@ -65,7 +65,7 @@ def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]]
 
 def waive(report: Any, built: Any, path: Path) -> Any:
     """``report`` under the ``--waivers`` file, as every verb applies it
-    (``validator.waivers``), with this package's rule IDs known beside the pack's: a
+    (``validator.report.waivers``), with this package's rule IDs known beside the pack's: a
     waiver names ``NET-02.run-used-sockets`` exactly, or its requirement ``NET-02``, and
     matches by subject (the job) or file like a pack finding. ``lint`` defers its waivers
     to here when ``--nodes``/``--run`` is given, so that they are applied, and a waiver
@@ -73,7 +73,7 @@ def waive(report: Any, built: Any, path: Path) -> Any:
     from types import SimpleNamespace
 
     from validator.jobnodes.rules import RULES
-    from validator.waivers import apply_waivers, load_waivers
+    from validator.report.waivers import apply_waivers, load_waivers
 
     pack = SimpleNamespace(rules=[*built.pack.rules, *(SimpleNamespace(id=i) for i in RULES)])
     return apply_waivers(report, load_waivers(path, pack, built.ctx.spec))

@@ -34,7 +34,7 @@ class Ask:
     source: str
 
     def location(self) -> Any:
-        from validator.model import Location
+        from validator.report.model import Location
 
         return Location(self.file, self.line, self.text) if self.file else None
 
@@ -108,7 +108,7 @@ class Judge:
     # -- building findings ------------------------------------------------------------
     def _finding(self, rule_id: str, status: Any, *, expected: str, message: str, ask: Ask | None,
                  observed: str | None = None, source: str | None = None, value: Any = None) -> None:
-        from validator.model import Finding
+        from validator.report.model import Finding
 
         r = RULES[rule_id]
         self.findings.append(Finding(
@@ -119,7 +119,7 @@ class Judge:
         ))
 
     def skip(self, rule_id: str, reason: str, ask: Ask | None = None) -> None:
-        from validator.model import Status
+        from validator.report.model import Status
 
         self._finding(rule_id, Status.SKIP, expected=RULES[rule_id].summary, message=reason, ask=ask)
 
@@ -127,7 +127,7 @@ class Judge:
                  judge: Callable[[Node], Verdict], what: str) -> None:
         """Judge every host; one finding: the hosts that break the job (fail, or warn for
         a SHOULD), else the hosts that could not be compared (error), else a pass."""
-        from validator.model import Status
+        from validator.report.model import Status
 
         verdicts = {n.host: judge(n) for n in self.nodes}
         bad = {h: d for h, (v, d) in verdicts.items() if v == BAD}
@@ -176,7 +176,7 @@ class Judge:
         return self.findings
 
     def model_parallel(self) -> None:
-        from validator.model import Status
+        from validator.report.model import Status
 
         rid = "TOPO-03.job-model-parallel-exceeds-fleet"
         ask = job_fact(self.doc, "job.parallel.model_size")
@@ -218,7 +218,7 @@ class Judge:
 
     def _asked_int(self, rule_id: str, name: str, what: str) -> Ask | None:
         """The job's integer ``name``; a skip (unset) or an error finding (unreadable) else."""
-        from validator.model import Status
+        from validator.report.model import Status
 
         ask = job_fact(self.doc, name)
         if ask is None:
@@ -250,7 +250,7 @@ class Judge:
                       f"{want} GPU processes per node, more than the node has")
 
     def node_count(self) -> None:
-        from validator.model import Status
+        from validator.report.model import Status
 
         rid = "PLAT-02.job-nodes-exceed-fleet"
         ask = self._asked_int(rid, "job.resources.nodes", "node count")
@@ -359,7 +359,7 @@ class Judge:
                       f"({ncclenv.IF_SOURCE})", "net.interfaces", judge, "matches no up interface")
 
     def gid_index(self) -> None:
-        from validator.model import Status
+        from validator.report.model import Status
 
         rid = "NET-02.job-ib-gid-index-unusable"
         ask = self.env.get("NCCL_IB_GID_INDEX")
@@ -428,7 +428,7 @@ class Judge:
             self.skip(rid, "the job does not set a tensor-parallel size")
             return
         if isinstance(ask.value, _Err) or not isinstance(ask.value, int) or ask.value < 1:
-            from validator.model import Status
+            from validator.report.model import Status
 
             self._finding(rid, Status.ERROR, expected=RULES[rid].summary, ask=ask,
                           message=f"the tensor-parallel size could not be read: {ask.value}")

@@ -217,7 +217,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence
     refused ranks sharing a GPU (its "Duplicate GPU detected" warning; no finding
     when the log has none)."""
     from validator.jobnodes.rules import RULES
-    from validator.model import Finding, Location, Status
+    from validator.report.model import Finding, Location, Status
 
     out: list[Any] = []
 

@@ -124,7 +124,7 @@ def _read_one(path: Path, spec_version: str) -> list[Node]:
     (``cluster.json`` of a saved-facts folder) gives none."""
     from validator.errors import SpecCheckError
     from validator.facts import document
-    from validator.safeio import InputError, read_bytes
+    from validator.io.safeio import InputError, read_bytes
 
     try:
         raw = read_bytes(path, cap=document.MAX_FACTS_BYTES, what="node facts or cluster result")

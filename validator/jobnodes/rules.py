@@ -124,7 +124,7 @@ RULES = {
 
 def rule_docs(ids: set[str], levels: dict[str, str]) -> list[object]:
     """RuleDoc of each rule id given (for the report's ``rules``)."""
-    from validator.model import RuleDoc
+    from validator.report.model import RuleDoc
 
     return [RuleDoc(r.id, r.requirement, r.name, levels.get(r.requirement, "MUST"), "job",
                     r.summary, r.why, r.remediation) for r in RULES.values() if r.id in ids]

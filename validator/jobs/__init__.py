@@ -68,7 +68,7 @@ def read_job(
     queue: list[tuple[Path, str | None, bool]] = []
     for p in given:
         if p.is_dir():
-            for f in _walk(p, model):
+            for f in walk_files(p, model):
                 queue.append((f, kind, False))
         else:
             queue.append((p, kind, strict))
@@ -209,7 +209,7 @@ class _Scope:
         return None
 
 
-def _walk(root: Path, model: Any) -> list[Path]:
+def walk_files(root: Path, model: Any) -> list[Path]:
     """Config files under ``root``: no symlink loops, hidden dirs skipped, capped."""
     out: list[Path] = []
     inside = _Scope([root], frozenset())
@@ -234,9 +234,9 @@ def _walk(root: Path, model: Any) -> list[Path]:
 
 
 def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: Any) -> None:
+    from validator.io.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
     from validator.jobs import detect
     from validator.jobs.base import Ctx
-    from validator.jobs.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
 
     file = str(path)
     try:

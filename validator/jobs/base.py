@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from validator.io.source import MISSING, Tree
 from validator.jobs.model import JobModel
-from validator.jobs.source import MISSING, Tree
 
 
 @dataclass

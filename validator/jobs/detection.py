@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from validator.jobs import common as c
+from validator.jobs.coerce import as_bool, as_float
 from validator.jobs.defaults import cite, read_in, value_of
 
 
@@ -75,7 +75,7 @@ def launcher_flags(ctx: Any, flags: dict[str, tuple[str, int]], launchers: set[s
 
 def _monitor(m: Any, flags: dict[str, tuple[str, int]], file: str, who: str, key: str) -> None:
     hit = _flag(flags, "monitor-interval")
-    secs = c.as_float(hit[0]) if hit else None
+    secs = as_float(hit[0]) if hit else None
     if hit and secs is not None:
         m.mechanism("crash", f"{who} worker monitor", secs, file, hit[1],
                     f"--monitor-interval {hit[0]}{_at(file, hit[1])}")
@@ -87,15 +87,15 @@ def _ft_launcher(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
     """NVRx fault tolerance: a rank that misses a heartbeat or section deadline is killed;
     the rank monitor checks every ``workload_check_interval`` (added to the timeout)."""
     chk = _flag(flags, "ft-workload-check-interval")
-    poll = c.as_float(chk[0]) if chk else None
+    poll = as_float(chk[0]) if chk else None
     poll_text = (f"+ --ft-workload-check-interval {chk[0]}{_at(file, chk[1])}" if chk and poll is not None
                  else f"+ {cite('nvrx.workload_check_interval')}")
     if poll is None:
         poll = value_of("nvrx.workload_check_interval")
     found = False
     hb = _flag(flags, "ft-rank-heartbeat-timeout")
-    if hb and c.as_float(hb[0]) is not None:
-        secs = c.as_float(hb[0]) or 0.0
+    if hb and as_float(hb[0]) is not None:
+        secs = as_float(hb[0]) or 0.0
         m.mechanism("hang", "NVRx ft_launcher rank heartbeat", secs + poll, file, hb[1],
                     f"--ft-rank-heartbeat-timeout {hb[0]}{_at(file, hb[1])} {poll_text}")
         found = True
@@ -103,8 +103,8 @@ def _ft_launcher(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
     if sec:
         for part in sec[0].split(","):
             name, _, v = part.partition(":")
-            if name.strip() == "step" and c.as_float(v) is not None:
-                secs = c.as_float(v) or 0.0
+            if name.strip() == "step" and as_float(v) is not None:
+                secs = as_float(v) or 0.0
                 m.mechanism("hang", "NVRx ft_launcher step-section timeout", secs + poll, file, sec[1],
                             f"--ft-rank-section-timeouts step:{v.strip()}{_at(file, sec[1])} {poll_text}")
                 found = True
@@ -124,7 +124,7 @@ def _inprocess(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
         ("inprocess-heartbeat-timeout", "megatron.inprocess_heartbeat_timeout", "heartbeat timeout"),
     ):
         hit = _flag(flags, flag)
-        secs = c.as_float(hit[0]) if hit else None
+        secs = as_float(hit[0]) if hit else None
         line = flags["inprocess-restart"][1]
         if hit and secs is not None:
             m.mechanism("hang", f"Megatron in-process restart ({what})", secs, file, hit[1],
@@ -139,8 +139,8 @@ def env(m: Any, name: str, value: str, file: str, line: int | None) -> None:
     if name in ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
                 "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"):
         m.watchdog[name] = (value.strip(), file, line)
-    elif name == "TORCHFT_TIMEOUT_SEC" and c.as_float(value) is not None:
-        m.mechanism("hang", "torchft Manager timeout", c.as_float(value) or 0.0, file, line,
+    elif name == "TORCHFT_TIMEOUT_SEC" and as_float(value) is not None:
+        m.mechanism("hang", "torchft Manager timeout", as_float(value) or 0.0, file, line,
                     f"TORCHFT_TIMEOUT_SEC={value}{_at(file, line)}")
 
 
@@ -148,7 +148,7 @@ def torchft(m: Any, timeout_ms: Any, file: str, line: int | None, enable_line: i
     """torchtitan ``fault_tolerance.enable``: torchft's fault-tolerant process group times
     out a collective after ``process_group_timeout_ms``; the lighthouse drops a replica that
     stops heart-beating."""
-    ms = c.as_float(timeout_ms)
+    ms = as_float(timeout_ms)
     if ms is not None:
         m.mechanism("hang", "torchft process-group timeout", ms / 1000.0, file, line,
                     f"fault_tolerance.process_group_timeout_ms = {timeout_ms}{_at(file, line)}")
@@ -164,7 +164,7 @@ def _collective(m: Any, entry: Any) -> Mechanism | None:
     if entry is None or entry.error is not None or not isinstance(entry.value, (int, float)):
         return None
     bw = m.watchdog.get("TORCH_NCCL_BLOCKING_WAIT") or m.watchdog.get("NCCL_BLOCKING_WAIT")
-    if bw is not None and c.as_bool(bw[0]):
+    if bw is not None and as_bool(bw[0]):
         m.note("hang", f"TORCH_NCCL_BLOCKING_WAIT=1{_at(bw[1], bw[2])}: no watchdog thread runs; the timeout is "
                        "raised in the training thread only when it waits on the collective")
     aeh = m.watchdog.get("TORCH_NCCL_ASYNC_ERROR_HANDLING") or m.watchdog.get("NCCL_ASYNC_ERROR_HANDLING")
@@ -214,7 +214,7 @@ def _cite_default(source: str) -> str:
 def derive(m: Any, collective: Any) -> None:
     """``job.recovery.crash_detection`` and ``job.recovery.hang_detection``: the fastest
     mechanism per mode, with every other one found and any caveat in the source."""
-    from validator.jobs.model import Entry
+    from validator.jobs.entries import Entry
 
     mechs: list[Mechanism] = list(m.mechanisms)
     coll = _collective(m, collective)

@@ -50,12 +50,12 @@ def split_folder(
 ) -> list[Document]:
     """The jobs of ``root`` (its whole tree, or just ``files`` when given), each as a
     facts document named after its entry point, in walk order."""
-    from validator.jobs import _walk, read_job, real_paths
+    from validator.jobs import read_job, real_paths, walk_files
     from validator.jobs.model import JobModel
 
     walk_errors = JobModel(str(root))
     if files is None:
-        files = _walk(root, walk_errors)
+        files = walk_files(root, walk_errors)
     real = os.path.realpath
     kw: dict[str, Any] = {
         "gpu_count": gpu_count, "step_time_s": step_time_s, "strict": False, "origins": origins,

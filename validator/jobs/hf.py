@@ -152,7 +152,7 @@ def grad_norm(ctx: Ctx, src: str) -> None:
     """Gradient statistics from ``max_grad_norm``: unset, the default (1.0) clips and the
     Trainer logs the norm it clipped at; above 0 the same; 0 or below, logged unclipped (from
     transformers 5.3.0, GRAD_NORM_UNCLIPPED); an explicit null an error (the Trainer fails)."""
-    from validator.jobs.source import MISSING
+    from validator.io.source import MISSING
 
     m = ctx.model
     assert ctx.tree is not None

@@ -14,7 +14,6 @@ import itertools
 from typing import Any
 
 from validator.jobs import common as c
-from validator.jobs import launch
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import cite, value_of
 
@@ -118,7 +117,9 @@ def _container(ctx: Ctx, path: tuple[Any, ...], ct: dict[str, Any]) -> None:
                     words += [(t, line) for t in str(w).split()]
     if words:
         _mpirun_exports(ctx, words)
-        launch.apply_words(ctx, words)
+        from validator.jobs.shell import apply_words
+
+        apply_words(ctx, words)
 
 
 # kind -> (path to the replica specs, how each role's containers are reached)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
+from validator.io.source import Tree
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
+from validator.jobs.coerce import typed_value
 from validator.jobs.defaults import fill
-from validator.jobs.source import Tree
 
 Flags = dict[str, tuple[str, int]]
 MEGATRON_MARKERS = (
@@ -387,7 +388,7 @@ def _hf_args(ctx: Ctx, flags: Flags) -> None:
     from validator.jobs import hf
 
     data = {
-        k.replace("-", "_"): _typed(v)
+        k.replace("-", "_"): typed_value(v)
         for k, (v, _) in flags.items()
         if not k.startswith(("@", "#")) and "?" not in k
     }
@@ -403,14 +404,6 @@ def _hf_args(ctx: Ctx, flags: Flags) -> None:
         hf.read_trainer(sub)
     finally:
         ctx.model.overriding = False
-
-
-def _typed(v: str) -> object:
-    n = c.as_int(v)
-    if n is not None:
-        return n
-    b = v.lower()
-    return True if b == "true" else False if b == "false" else v
 
 
 def _script_args(ctx: Ctx, flags: Flags) -> None:
@@ -437,12 +430,3 @@ def _script_args(ctx: Ctx, flags: Flags) -> None:
     hit = _f(flags, "max-steps")
     if hit and (c.as_int(hit[0]) or 0) > 0:
         m.set("job.train_steps", c.as_int(hit[0]), ctx.file, hit[1], "script argument --max-steps")
-
-
-def apply_words(ctx: Ctx, words: list[tuple[str, int]]) -> None:
-    """Flags from a plain list of words (a PyTorchJob command), with their lines."""
-    from validator.jobs.shell import Vars, Word, _harvest
-
-    flags: Flags = {}
-    _harvest([Word(t, ln) for t, ln in words], Vars({}), flags)
-    apply(ctx, flags)

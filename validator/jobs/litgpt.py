@@ -10,11 +10,11 @@ the final weights). ``resume: auto`` resumes from the latest checkpoint in ``out
 
 from __future__ import annotations
 
+from validator.io.source import MISSING
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
 from validator.jobs.lightning import PREC
-from validator.jobs.source import MISSING
 
 LOGGERS = {"tensorboard": "tensorboard", "wandb": "wandb", "csv": "csv", "mlflow": "mlflow",
            "litlogger": "litlogger"}

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from validator.io.source import MISSING, ReadError, Tree, parse_yaml, read_text
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import MAXTEXT_BASE, TABLES, fill
-from validator.jobs.source import MISSING, ReadError, Tree, parse_yaml, read_text
 
 # base.yml's values of the keys the reader uses: rows of the maxtext table (defaults.py)
 DEFAULTS: dict[str, Any] = {k: TABLES["maxtext"].rows[k].value for k in MAXTEXT_BASE}

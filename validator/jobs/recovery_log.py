@@ -100,7 +100,7 @@ class Event:
 def read_log(path: Path) -> str:
     """The log's text: a regular file of UTF-8 text, at most MAX_LOG_BYTES (the same bounded
     read as a config's, with a higher cap)."""
-    from validator.jobs.source import ReadError, read_text
+    from validator.io.source import ReadError, read_text
 
     try:
         return read_text(path, cap=MAX_LOG_BYTES, what="training log",

@@ -341,7 +341,7 @@ def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
                     else:
                         expanded += _words(w)
                 v.arrays[name] = (v.arrays.get(name, []) if plus else []) + expanded
-                _harvest(expanded, v, flags)
+                harvest_flags(expanded, v, flags)
                 k = end + 1
                 continue
             val = v.expand(value)
@@ -355,7 +355,7 @@ def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
                 c.env(ctx.model, name, val if val is not None else value, ctx.file, words[k].line)
             if "--" in value or _LAUNCH_WORD.search(value):
                 # flags, or a launch line kept in a variable (run_cmd="deepspeed ...")
-                _harvest(_words(Word(value, words[k].line)), v, flags)
+                harvest_flags(_words(Word(value, words[k].line)), v, flags)
             k += 1
         rest = words[k:]
         if rest and rest[0].text == "export":
@@ -373,7 +373,7 @@ def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
                         w.line,
                     )
                     if "--" in m.group(3):
-                        _harvest(_words(Word(m.group(3), w.line)), v, flags)
+                        harvest_flags(_words(Word(m.group(3), w.line)), v, flags)
             continue
         if rest and rest[0].text in ("source", ".") and len(rest) > 1:
             # a sourced env file or script is a file the job names
@@ -382,7 +382,7 @@ def parse(ctx: Ctx) -> tuple[Script, Vars, dict[str, tuple[str, int]]]:
                 flags.setdefault("@source:" + target, (target, rest[1].line))
             continue
         if rest and rest[0].text not in _SKIP_CMDS:
-            _harvest([x for w in rest for x in _words(w)], v, flags)
+            harvest_flags([x for w in rest for x in _words(w)], v, flags)
     flow.finish()
     _expand_heredocs(script, v, len(script.commands))
     return script, v, root | {f"#SBATCH {k}": val for k, val in sb.items()}
@@ -466,7 +466,7 @@ def _srun_options(words: list[Word], i: int, v: Vars, flags: dict[str, tuple[str
     return i
 
 
-def _harvest(words: list[Word], v: Vars, flags: dict[str, tuple[str, int]]) -> None:
+def harvest_flags(words: list[Word], v: Vars, flags: dict[str, tuple[str, int]]) -> None:
     i = 0
     while i < len(words):
         t = words[i].text
@@ -533,10 +533,20 @@ def _sbatch(script: Script) -> dict[str, tuple[str, int]]:
     return out
 
 
+def apply_words(ctx: Ctx, words: list[tuple[str, int]]) -> None:
+    """Flags from a plain list of words (a PyTorchJob command), with their lines, applied
+    as a launch line's are (``launch.apply``)."""
+    from validator.jobs import launch
+
+    flags: dict[str, tuple[str, int]] = {}
+    harvest_flags([Word(t, ln) for t, ln in words], Vars({}), flags)
+    launch.apply(ctx, flags)
+
+
 def read(ctx: Ctx) -> None:
     """A launch script: flags and #SBATCH options, exports, heredoc JSON configs."""
+    from validator.io.source import ReadError, parse_json
     from validator.jobs import deepspeed, launch
-    from validator.jobs.source import ReadError, parse_json
 
     script, _vars, flags = parse(ctx)
     ctx.model.formats.append("shell")

@@ -186,10 +186,10 @@ def _config(ctx: Ctx, flags: Flags, recipe: tuple[str, int], recipes: dict[str, 
 def _overrides(ctx: Ctx, flags: Flags) -> None:
     """``key=value`` after the config: a torchtune config of their own, read as command-line
     values (they override the config file, in any read order)."""
+    from validator.io.source import Tree
     from validator.jobs import recipes
     from validator.jobs.base import Ctx as _Ctx
-    from validator.jobs.launch import _typed
-    from validator.jobs.source import Tree
+    from validator.jobs.coerce import typed_value
 
     data: dict[str, Any] = {}
     lines: dict[tuple[Any, ...], int] = {}
@@ -204,7 +204,7 @@ def _overrides(ctx: Ctx, flags: Flags) -> None:
                 break
             node = nxt
         else:
-            node[path[-1]] = _typed(val)
+            node[path[-1]] = typed_value(val)
             for n in range(1, len(path) + 1):
                 lines.setdefault(path[:n], line)
     if not data:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from validator.model import Finding
+from validator.report.model import Finding
 
 
 def finding_path(f: Finding) -> tuple[str | None, int | None]:

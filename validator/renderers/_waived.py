@@ -8,7 +8,7 @@ open code-scanning alert) turns a conformant run's CI red. An expired waiver
 
 from __future__ import annotations
 
-from validator.model import Finding
+from validator.report.model import Finding
 
 
 def waiver_text(f: Finding) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 if TYPE_CHECKING:  # the interface only names it: `probe` and `--help` need not import it
-    from validator.model import Report
+    from validator.report.model import Report
 
 
 class Renderer(Protocol):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from validator.model import Finding, Report, summarize
+from validator.report.model import Finding, Report, summarize
 
 # Worst first; "waived" ranks below the problems it hides, above a clean pass.
 OUTCOMES = ("fail", "error", "warn", "waived", "pass", "skip", "none")

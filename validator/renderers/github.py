@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from validator.model import Report, Status
 from validator.renderers._paths import finding_path
 from validator.renderers._waived import waiver_text
+from validator.report.model import Report, Status
 
 
 def _data(s: str) -> str:

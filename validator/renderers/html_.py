@@ -17,9 +17,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TextIO
 
-from validator.model import STATUS_ORDER, Finding, Report, Status
 from validator.renderers import coverage as cov
 from validator.renderers.html_template import CSP, CSS, badge, bandwidth_svg
+from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 Write = Callable[[str], None]
 PROBLEMS = (Status.FAIL, Status.ERROR, Status.WARN)

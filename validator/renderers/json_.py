@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from validator.model import Finding, Report, Subject, gc_paused
+from validator.report.model import Finding, Report, Subject, gc_paused
 
 # exact types: a str or int subclass (an enum) takes the walked path, which writes it as
 # the standard encoder does
@@ -46,7 +46,7 @@ def _encoder(item_separator: str) -> Callable[[Any], str]:
     build a new one for every finding."""
     from json import encoder as std
 
-    from validator.numbers import finite
+    from validator.values.numbers import finite
 
     try:  # (markers, default, encoder, indent, key_sep, item_sep, sort_keys, skipkeys, allow_nan)
         c_enc = std.c_make_encoder(  # type: ignore[attr-defined]

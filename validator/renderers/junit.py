@@ -17,8 +17,8 @@ import json
 from typing import Any, TextIO
 from xml.etree import ElementTree as ET
 
-from validator.model import Finding, Report, Status
 from validator.renderers._waived import waiver_text
+from validator.report.model import Finding, Report, Status
 
 
 def _evidence(f: Finding) -> dict[str, Any]:

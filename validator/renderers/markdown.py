@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from validator.model import STATUS_ORDER, Finding, Report, Status
 from validator.renderers import coverage as cov
+from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 ICON = {
     "fail": "❌",

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from validator.model import Finding, Report, Status
 from validator.renderers import coverage as cov
+from validator.report.model import Finding, Report, Status
 
 PROBLEM = (Status.FAIL, Status.ERROR, Status.WARN)
 

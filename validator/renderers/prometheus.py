@@ -15,8 +15,8 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import TextIO
 
-from validator.model import Report, Status
 from validator.renderers import coverage as cov
+from validator.report.model import Report, Status
 
 
 def label_value(value: object) -> str:

@@ -24,9 +24,9 @@ import hashlib
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from validator.model import Finding, Report, Status
 from validator.renderers._paths import finding_path
 from validator.renderers.scope import scope_of, verdict_text
+from validator.report.model import Finding, Report, Status
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/spec-check/spec-check"
@@ -55,7 +55,7 @@ class SarifRenderer:
         pass
 
     def render(self, report: Report, stream: TextIO) -> None:
-        from validator.numbers import dumps
+        from validator.values.numbers import dumps
 
         stream.write(dumps(self.document(report), indent=2, ensure_ascii=False))
         stream.write("\n")

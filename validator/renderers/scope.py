@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from validator.model import Report
+from validator.report.model import Report
 
 SCOPES = ("node", "cluster", "job")  # the order the sentence names them in
 

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any, TextIO
 
-from validator.model import STATUS_ORDER, Finding, Report, Status
+from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 WIDE = 120  # below this many columns findings are blocks, not table rows
 # spaces at the end of a line, before any closing colour codes; tried only where a run of

@@ -86,7 +86,7 @@ def finish_report(report: Any, docs: list[dict[str, Any]], pack: Any) -> Any:
 
 
 def _verdict(findings: tuple[Any, ...], name: str) -> dict[str, Any]:
-    from validator.model import summarize
+    from validator.report.model import summarize
 
     s = summarize([f for f in findings if f.subject == name])
     return {"conformant": s.conformant, "counts": s.counts}

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from validator.numbers import Beyond, int_text, text_problem
+from validator.values.numbers import Beyond, int_text, text_problem
 
 Scalar = tuple[str, int | None, float | None, float]
 
@@ -206,7 +206,7 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
                     continue
                 try:
                     rec = json.loads(line, parse_int=int_text)
-                except Beyond as exc:  # the numbers rule (validator.numbers): no value is that large
+                except Beyond as exc:  # the numbers rule (validator.values.numbers): no value is that large
                     raise RunFileError(str(path), n, text_problem(exc.text)) from None
                 except ValueError as exc:
                     if not line.endswith("\n"):  # the last line, still being written

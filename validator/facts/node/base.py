@@ -79,11 +79,11 @@ class ReadError(Exception):
 def read(path: Path) -> str:
     """The stripped text of a sysfs/procfs file; raises ReadError (never OSError).
 
-    Through the safe opener every other input uses (``validator.safeio``): a regular file
+    Through the safe opener every other input uses (``validator.io.safeio``): a regular file
     only, at most ``CAPS["node file"]`` bytes, so that a FIFO under ``--rootfs`` cannot
     block the probe and a link to ``/dev/zero`` cannot read until memory runs out (sysfs
     and procfs attributes are regular files: 4 KiB, or 0 bytes until read)."""
-    from validator.safeio import CAPS, InputError, read_bytes
+    from validator.io.safeio import CAPS, InputError, read_bytes
 
     try:
         raw = read_bytes(path, cap=CAPS["node file"], what="node file")

@@ -84,7 +84,7 @@ def _from_process(procfs: Path, name: str, pid: int) -> Fact:
 
 
 def _docker_default(rootfs: Path) -> Fact | None:
-    from validator.jsondoc import JSONProblem, parse
+    from validator.io.jsondoc import JSONProblem, parse
 
     path = rootfs / "etc/docker/daemon.json"
     try:  # the JSON rules of every input: no repeated key, no number beyond any real value

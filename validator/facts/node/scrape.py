@@ -1,7 +1,7 @@
 """Live Prometheus endpoints sampled twice (MON-03 measured): ``telemetry.scrapes``.
 
 A live endpoint is sampled, not trusted. Each endpoint named with ``--scrape URL`` (or the
-profile's ``scrape_endpoints``) is read through ``validator.netfetch`` (a deadline for the
+profile's ``scrape_endpoints``) is read through ``validator.io.netfetch`` (a deadline for the
 whole answer, a size cap), parsed with prometheus_client's own parsers (the Prometheus text
 format, or OpenMetrics when the server answers with it; never by splitting lines), then read
 again ``interval_s`` later, and judged:
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
-from validator.netfetch import DEFAULT_CAP, fetch
+from validator.io.netfetch import DEFAULT_CAP, fetch
 
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 

@@ -21,7 +21,7 @@ gpu_utilization when the exposition carries ``DCGM_FI_DEV_GPU_UTIL`` or
 ``DCGM_FI_PROF_GR_ENGINE_ACTIVE``, for memory when it carries ``DCGM_FI_DEV_FB_USED`` (both
 in dcgm-exporter's default counters); an NCCL profiler plugin set in ``/etc/nccl.conf``
 (``NCCL_PROFILER_PLUGIN``, NCCL >= 2.23) counts for collective_latency. Every read goes
-through ``validator.netfetch`` (a deadline for the whole answer, a size cap).
+through ``validator.io.netfetch`` (a deadline for the whole answer, a size cap).
 """
 
 from __future__ import annotations

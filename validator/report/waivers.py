@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from validator.clock import today_utc
 from validator.errors import RuleFileError
-from validator.model import Finding, Report, Status
+from validator.report.model import Finding, Report, Status
 
 GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
 # fail and warn: a known verdict someone accepts. An error is an unknown, and unknown is never
@@ -210,7 +210,7 @@ def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, 
     ``pack`` and ``spec`` need only ``.rules`` / ``.requirements`` with ``.id``, so
     ``spec-check report`` can pass the rule docs a result carries.
     """
-    from validator.yamlfile import load_yaml
+    from validator.io.yamlfile import load_yaml
 
     where = str(path)
     data = load_yaml(Path(path), error=WaiverFileError)

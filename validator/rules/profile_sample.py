@@ -9,7 +9,7 @@ import re
 import textwrap
 from typing import Any
 
-# the keys of a profile besides its parameters (validator/spec.py reads them)
+# the keys of a profile besides its parameters (validator/rules/spec.py reads them)
 TOP_KEYS = {
     "name": "A name for the platform this profile describes (shown in no verdict; for people).",
     "description": "What the platform is (text; for people).",

@@ -1,9 +1,9 @@
 """Safe YAML loading that remembers line numbers, for errors that name file:line.
 
 Rule packs, profiles and waivers are read by the same event reader as training configs
-(``validator.jobs.source.parse_yaml``: one YAML loader, with its node and byte budgets
+(``validator.io.source.parse_yaml``: one YAML loader, with its node and byte budgets
 against alias bombs, ``safe_load``'s refusals, and no constructor ever run on a tag),
-through the same safe opener (``validator.safeio``). Mappings come back as ``LineDict``
+through the same safe opener (``validator.io.safeio``). Mappings come back as ``LineDict``
 (a dict that knows the line of each key), sequences as ``LineList``, so a validation
 error at ``rules[3].check.op`` can be reported at the line where that key is written; a
 key written twice and any non-standard tag are errors.
@@ -15,28 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from validator.errors import RuleFileError
+from validator.io.source import LineDict, LineList  # made by the reader, read back here
 
-
-class LineDict(dict):  # type: ignore[type-arg, unused-ignore]
-    line: int = 0
-    key_lines: dict[Any, int]
-
-
-class LineList(list):  # type: ignore[type-arg, unused-ignore]
-    line: int = 0
-    item_lines: list[int]
+__all__ = ["LineDict", "LineList", "line_of", "load_yaml"]
 
 
 def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
     """Parse one YAML file; every failure is one error naming the file and line."""
-    from validator.safeio import CAPS, InputError, read_text
+    from validator.io.safeio import CAPS, InputError, read_text
 
     where = str(path)
     try:
         text = read_text(path, cap=CAPS["YAML file"], what="YAML file")
     except InputError as exc:
         raise error(exc.problem, file=where, line=exc.line) from None
-    from validator.jobs.source import ReadError, parse_yaml
+    from validator.io.source import ReadError, parse_yaml
 
     try:
         data = parse_yaml(text, where, lined=True).data
@@ -52,9 +45,9 @@ def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
 
 
 def _refuse_beyond(data: Any, where: str, error: type[RuleFileError]) -> None:
-    """The numbers rule (``validator.numbers``): a number beyond any real value (``.inf``,
+    """The numbers rule (``validator.values.numbers``): a number beyond any real value (``.inf``,
     ``.nan``, ``1e400``, a 4,000-digit integer) is refused at its field and line."""
-    from validator.numbers import first_beyond, problem
+    from validator.values.numbers import first_beyond, problem
 
     found = first_beyond(data)
     if found is None:

@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.model import Finding, Report
+from validator.report.model import Finding, Report
 from validator.versions import DIFF_SCHEMA
 
 Key = tuple[str, str, str]

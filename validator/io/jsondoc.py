@@ -5,7 +5,7 @@ reader refuses the same things, the same way:
   keeps the last, others the first), so a file with one means two different things to two
   readers, and a signature or a digest over it vouches for neither;
 * ``NaN``, ``Infinity`` and ``-Infinity``: not JSON numbers;
-* a number beyond any real value (``validator.numbers``): a 400-digit integer, ``1e400``;
+* a number beyond any real value (``validator.values.numbers``): a 400-digit integer, ``1e400``;
 * a string holding a lone UTF-16 surrogate (``"\\ud800"``): not Unicode text.
 
 ``parse`` raises ``JSONProblem`` (a problem and, where known, a line); each reader wraps
@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from validator.numbers import Beyond, float_text, int_text, join, text_problem
+from validator.values.numbers import Beyond, float_text, int_text, join, text_problem
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 

@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from validator.atomic import write_atomic
 from validator.errors import SpecCheckError
+from validator.io.atomic import write_atomic
 
 ALGORITHM = "ed25519"
 CANONICALIZATION = "spec-check/canonical-json/1"  # sorted keys, compact, UTF-8
@@ -76,7 +76,7 @@ def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
 
 
 def _read_key_bytes(path: Path) -> bytes:
-    from validator.safeio import CAPS, InputError, read_bytes
+    from validator.io.safeio import CAPS, InputError, read_bytes
 
     try:
         return read_bytes(path, cap=CAPS["key"], what="key file")

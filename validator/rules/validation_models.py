@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from validator.errors import SpecCheckError
-from validator.rulemodel import FILE_MODELS
-from validator.yamlfile import line_of
+from validator.io.yamlfile import line_of
+from validator.rules.rulemodel import FILE_MODELS
 
 
 @cache

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.errors import SpecCheckError
-from validator.model import Report, Status, report_from_dict
+from validator.report.model import Report, Status, report_from_dict
 from validator.versions import unreadable
 
 # Read back whatever spec-check writes: the largest result ``cluster`` writes (25,000 nodes,
@@ -32,8 +32,8 @@ def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
     parsers disagree on which copy wins, so a signed file with one is never intact.
     """
     where = str(path)
-    from validator.jsondoc import JSONProblem, parse
-    from validator.safeio import InputError, read_text
+    from validator.io.jsondoc import JSONProblem, parse
+    from validator.io.safeio import InputError, read_text
 
     try:
         text = read_text(path, cap=MAX_RESULT_BYTES, what="JSON result")

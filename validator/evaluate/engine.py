@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
-from validator.model import Finding, Location, Status, gc_paused
-from validator.operators import AGGREGATE_OPS, OPERATORS
-from validator.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
-from validator.selection import is_selected
-from validator.spec import ParamValue
-from validator.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
-from validator.wording import value_words
+from validator.report.model import Finding, Location, Status, gc_paused
+from validator.rules.operators import AGGREGATE_OPS, OPERATORS
+from validator.rules.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
+from validator.rules.selection import is_selected
+from validator.rules.spec import ParamValue
+from validator.rules.wording import value_words
+from validator.values.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
 
 Fact = Mapping[str, Any]
 
@@ -60,7 +60,7 @@ class _Resolved:
 
 def _noun(ctx: Context, p: ParamValue) -> str:
     """A parameter that is unset, in words ("the time per step")."""
-    from validator.wording import param_noun
+    from validator.rules.wording import param_noun
 
     spec_param = ctx.spec.parameters.get(p.name)
     return param_noun(p.name, spec_param.description if spec_param is not None else "")
@@ -190,7 +190,7 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
     """A rule value, in the fact's unit, with the text shown as "expected"."""
     if isinstance(raw, dict):
         if "param" in raw:
-            from validator.wording import origin_note
+            from validator.rules.wording import origin_note
 
             p = ctx.params[raw["param"]]
             if not p.is_set:
@@ -216,7 +216,7 @@ def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact]
             return _Resolved([p.value for p in parts], f"{parts[0].shown} to {parts[1].shown} ({parts[0].label})")
         return _Resolved([p.value for p in parts], "[" + ", ".join(p.text for p in parts) + "]")
     if isinstance(raw, str) and raw[:1].isdigit() and unit is not None:
-        from validator.units import parse_quantity
+        from validator.values.units import parse_quantity
 
         q = parse_quantity(raw)
         if unit_of(unit).dimension == q.dimension:
@@ -256,8 +256,8 @@ def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
 
 def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping[str, Fact],
              fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None) -> _Resolved:
-    from validator.formulas import FORMULAS, LABELS, PRODUCTS
-    from validator.wording import DALY, WHAT, Arg, count, daly_words, product_words
+    from validator.rules.formulas import FORMULAS, LABELS, PRODUCTS
+    from validator.rules.wording import DALY, WHAT, Arg, count, daly_words, product_words
 
     args: dict[str, float] = {}
     shown: dict[str, Arg] = {}
@@ -294,7 +294,7 @@ def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping
 def _range_pair(raw: Any) -> tuple[str, str] | None:
     """The two formulas of a ``between`` range read as one (Daly's min and max of the same
     inputs), else None."""
-    from validator.formulas import RANGES
+    from validator.rules.formulas import RANGES
 
     if not (isinstance(raw, list) and len(raw) == 2 and all(isinstance(r, dict) and "formula" in r for r in raw)):
         return None
@@ -348,7 +348,7 @@ def _param_values(ctx: Context, name: str) -> dict[str, str]:
 
 def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
     """A rule in words, as findings say it: the expected sentence and each condition's."""
-    b = _Builder(ctx, rule, "", "MUST")
+    b = Builder(ctx, rule, "", "MUST")
     return {
         "expected": b.static_expected(),
         "when": [_condition_text(ctx, rule, c) + (f" (otherwise it passes: {c.reason or 'met another way'})"
@@ -429,7 +429,7 @@ class _When:
         return _Held(holds, sentence, observed)
 
 
-class _Builder:
+class Builder:
     """Makes the findings of one rule, sharing the fixed parts: made once per rule for a
     whole run (``subject`` is set per document), so the label, the static expected
     sentence, the compiled conditions and the expected value per unit are worked out once,
@@ -551,8 +551,8 @@ def _words(ctx: Context, rule: Rule, raw: Any, *, top: bool = False) -> str:
     """A rule value in words, unresolved (``rules explain``, skip and error findings): a
     parameter as its value and name, a field or fact as its label, a formula as what it
     computes (formulas.py's PRODUCTS, LABELS and RANGES), a literal as written."""
-    from validator.formulas import LABELS, PRODUCTS, RANGES
-    from validator.wording import DALY, origin_note, static_daly_words
+    from validator.rules.formulas import LABELS, PRODUCTS, RANGES
+    from validator.rules.wording import DALY, origin_note, static_daly_words
 
     if isinstance(raw, dict) and "param" in raw:
         p = ctx.params[raw["param"]]
@@ -619,7 +619,7 @@ def _cite(cond: _When, facts: Mapping[str, Fact], held: _Held) -> str:
     return f" ({cond.label} {held.observed}: {src})" if isinstance(src, str) and src else ""
 
 
-def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[Finding],
+def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Finding],
                    answers: dict[Any, _Answer]) -> None:
     """Append the rule's findings on one subject to ``out`` (a plain function, not a
     generator: it runs 33 times per node, 330,000 times for a 10,000-node fleet).
@@ -677,9 +677,9 @@ def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[
         out.append(_aggregate(b, fact, members, undecided))
         return
     field = b.field
-    found = [b.make(u.status, b.static_expected(), u.reason, item=_item_label(m), source=u.source)
+    found = [b.make(u.status, b.static_expected(), u.reason, item=item_label(m), source=u.source)
              for m, u in undecided]
-    found += [b.verdict(m["fields"].get(field), facts, m["fields"], _item_label(m)) for m in members]
+    found += [b.verdict(m["fields"].get(field), facts, m["fields"], item_label(m)) for m in members]
     judged = [f for f in found if not (f.status is Status.SKIP and b.where)]
     if not judged:
         empty = rule.if_empty
@@ -692,7 +692,7 @@ def _evaluate_rule(b: _Builder, kind: str, facts: Mapping[str, Fact], out: list[
     out.extend(found)
 
 
-def _filtered(b: _Builder, facts: Mapping[str, Fact], members: list[dict[str, Any]]
+def _filtered(b: Builder, facts: Mapping[str, Fact], members: list[dict[str, Any]]
               ) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], _Undecided]]]:
     """The items a ``filter`` keeps (NIC links of pcie.links): the others are not this rule's
     business and get no finding at all. An item whose filter field is unreadable cannot be
@@ -712,7 +712,7 @@ def _filtered(b: _Builder, facts: Mapping[str, Fact], members: list[dict[str, An
 _PCI_ID = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
-def _item_label(member: Mapping[str, Any]) -> str:
+def item_label(member: Mapping[str, Any]) -> str:
     """``GPU0 (GPU-4a3f...)``: a GPU's index can change across reboots, its UUID cannot, and
     waivers and auditors name GPUs by UUID. An item named by its PCI address shows its
     device name first (``mlx5_3 (0000:2b:00.0)``): people know NICs by name."""
@@ -740,7 +740,7 @@ class GroupItem(dict[str, Any]):
         self.members = members
 
 
-def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
+def _aggregate(b: Builder, fact: Fact, members: list[dict[str, Any]],
                undecided: list[tuple[dict[str, Any], _Undecided]]) -> Finding:
     """One verdict over the kept items. An item the filter could not sort out might be the
     one that differs: the comparison is then unknown, an error naming the item and why (a
@@ -793,7 +793,7 @@ def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, Any]
     by_scope: dict[str, list[Rule]] = {}
     for r in rules:
         by_scope.setdefault(r.scope, []).append(r)
-    builders = {scope: [_Builder(ctx, r, "", levels[r.id]) for r in rs] for scope, rs in by_scope.items()}
+    builders = {scope: [Builder(ctx, r, "", levels[r.id]) for r in rs] for scope, rs in by_scope.items()}
     findings: list[Finding] = []
     with gc_paused():
         for doc in documents:
@@ -802,6 +802,6 @@ def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, Any]
             answers: dict[Any, _Answer] = {}
             for b in builders.get(subject["kind"], ()):
                 b.subject = subject["name"]
-                _evaluate_rule(b, subject["kind"], facts, findings, answers)
+                evaluate_rule(b, subject["kind"], facts, findings, answers)
         findings.sort(key=Finding.sort_key)  # a key tuple per finding: still no GC passes
     return findings

@@ -19,9 +19,10 @@ from typing import Any
 
 from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError
-from validator.operators import AGGREGATE_OPS
-from validator.resources import rules_dir
-from validator.rulemodel import (
+from validator.io.resources import rules_dir
+from validator.io.yamlfile import line_of, load_yaml
+from validator.rules.operators import AGGREGATE_OPS
+from validator.rules.rulemodel import (
     RULE_ID,
     Check,
     Condition,
@@ -32,13 +33,12 @@ from validator.rulemodel import (
     RuleFile,
     RulePack,
 )
-from validator.spec import FactInfo, Spec
-from validator.units import parse_quantity
-from validator.yamlfile import line_of, load_yaml
+from validator.rules.spec import FactInfo, Spec
+from validator.values.units import parse_quantity
 
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
            "load_pack", "pack_dir_for", "pack_versions"]
-# The rule format itself (Rule, Check, ... RulePack) is validator/rulemodel.py; these names
+# The rule format itself (Rule, Check, ... RulePack) is validator/rules/rulemodel.py; these names
 # stay importable from here for the code and tests that know them by this module.
 
 
@@ -49,7 +49,7 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 def _validate(model: str, data: Any, path: Path) -> Any:
     """A rule or pack file as rulemodel objects, validated by pydantic (its error at
     file:line). Only a compile runs this: the bundled pack comes from compiled.py's cache."""
-    from validator import validation_models
+    from validator.rules import validation_models
 
     return validation_models.validate(model, data, str(path), RuleFileError)
 
@@ -257,7 +257,7 @@ def _check_operation(check: Check, info: FactInfo, what: str, spec: Spec, catalo
 def _dimension(unit: str | None) -> str | None:
     if not unit:
         return None
-    from validator.units import unit_of
+    from validator.values.units import unit_of
 
     try:
         return unit_of(unit).dimension
@@ -277,7 +277,7 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
             param = spec.parameters.get(value["param"])
             if param is None:
                 raise _Problem(f'unknown parameter "{value["param"]}"', loc)
-            from validator.spec import QUANTITY_DIMENSIONS
+            from validator.rules.spec import QUANTITY_DIMENSIONS
 
             if param.dimension in QUANTITY_DIMENSIONS and want and param.dimension != want:
                 raise _Problem(f'parameter {value["param"]} is a {param.dimension}, but {what} is {want} '
@@ -287,7 +287,7 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
         elif "fact" in value and value["fact"] not in catalogue:
             raise _Problem(f'unknown fact "{value["fact"]}"', loc)
         elif "formula" in value:
-            from validator.formulas import FORMULAS
+            from validator.rules.formulas import FORMULAS
 
             if value["formula"] not in FORMULAS:
                 raise _Problem(f'unknown formula "{value["formula"]}" (known: {", ".join(FORMULAS)})', loc)

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from validator.errors import SpecCheckError
-from validator.model import Report, Subject
+from validator.report.model import Report, Subject
 
 
 def _label(path: str) -> str:

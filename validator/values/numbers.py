@@ -8,8 +8,8 @@ refuses it with the field named (``beyond``/``first_beyond``) instead of letting
 arithmetic (``OverflowError: int too large to convert to float``) or a writer (a bare
 ``Infinity`` in JSON, which no JSON parser accepts).
 
-The JSON readers apply it while parsing (``validator.jsondoc``); the YAML readers (rule
-packs, profiles, waivers) to the loaded data (``validator.yamlfile.load_yaml``).
+The JSON readers apply it while parsing (``validator.io.jsondoc``); the YAML readers (rule
+packs, profiles, waivers) to the loaded data (``validator.io.yamlfile.load_yaml``).
 """
 
 from __future__ import annotations

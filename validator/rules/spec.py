@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from validator.errors import RuleFileError, SpecCheckError, UnitError
-from validator.resources import spec_dir
-from validator.rulemodel import (
+from validator.io.resources import spec_dir
+from validator.io.yamlfile import line_of, load_yaml
+from validator.rules.rulemodel import (
     PLAIN_DIMENSIONS,
     QUANTITY_DIMENSIONS,
     REQ_ID,
@@ -26,12 +27,11 @@ from validator.rulemodel import (
     Spec,
     plain,
 )
-from validator.units import Quantity, parse_quantity
-from validator.yamlfile import line_of, load_yaml
+from validator.values.units import Quantity, parse_quantity
 
 __all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "ParamValue", "Parameter", "Requirement",
            "Spec", "load_fact_catalogue", "load_spec", "plain", "resolve_parameters"]
-# The spec and fact-catalogue formats are validator/rulemodel.py; importable from here too.
+# The spec and fact-catalogue formats are validator/rules/rulemodel.py; importable from here too.
 
 
 def load_spec(version: str) -> Spec:
@@ -41,7 +41,7 @@ def load_spec(version: str) -> Spec:
         known = sorted(p.name[1:] for p in spec_dir().glob("v*") if (p / "requirements.yaml").is_file())
         raise SpecCheckError(f'no spec version "{version}" (known: {", ".join(known) or "none"})')
     data = load_yaml(path)
-    from validator import validation_models  # on the load path only: compiled.py caches the result
+    from validator.rules import validation_models  # on the load path only: compiled.py caches the result
 
     spec: Spec = validation_models.validate("Spec", data, str(path), RuleFileError)
     for req in spec.requirements:

@@ -49,18 +49,20 @@ from pathlib import Path
 from typing import Any
 
 from validator import __version__
-from validator.resources import rules_dir, spec_dir
+from validator.io.resources import rules_dir, spec_dir
 
 FORMAT = "1"  # bump when the entry layout changes
 COMPILER_MODULES = (
-    "__init__.py", "compiled.py", "errors.py", "formulas.py", "loader.py", "numbers.py", "operators.py", "resources.py",
-    "rulemodel.py", "safeio.py", "spec.py", "units.py", "validation_models.py", "yamlfile.py",
-    "jobs/source.py", "jobs/__init__.py", "facts/__init__.py", "facts/document.py", "versions.py", "lazy.py",
+    "__init__.py", "errors.py",
+    "io/__init__.py", "io/resources.py", "io/safeio.py", "io/source.py", "io/yamlfile.py",
+    "values/__init__.py", "values/numbers.py", "values/units.py",
+    "rules/__init__.py", "rules/compiled.py", "rules/formulas.py", "rules/loader.py", "rules/operators.py",
+    "rules/rulemodel.py", "rules/spec.py", "rules/validation_models.py",
 )
 """Modules (under validator/) whose code decides what a compile gives or rejects;
 tests/test_compiled.py checks that a compile imports no other module of validator."""
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parent.parent  # validator/ (this module is validator/rules/compiled.py)
 _MAGIC = b"spec-check-compiled "
 
 
@@ -88,8 +90,8 @@ def load_bundled(spec_version: str, rules_version: str | None = None, *,
 
 
 def _compile(spec_version: str, rules_version: str | None, pack: bool) -> tuple[Any, dict[str, Any], Any]:
-    from validator.loader import load_pack
-    from validator.spec import load_fact_catalogue, load_spec
+    from validator.rules.loader import load_pack
+    from validator.rules.spec import load_fact_catalogue, load_spec
 
     spec = load_spec(spec_version)
     catalogue = load_fact_catalogue()
@@ -102,7 +104,7 @@ def _compile(spec_version: str, rules_version: str | None, pack: bool) -> tuple[
 
 def _dump(spec: Any, catalogue: dict[str, Any], rule_pack: Any) -> bytes | None:
     """The compile as JSON, or None where JSON would not give the same objects back."""
-    from validator.rulemodel import plain
+    from validator.rules.rulemodel import plain
 
     data = {
         "spec": plain(spec),
@@ -123,7 +125,17 @@ def _dump(spec: Any, catalogue: dict[str, Any], rule_pack: Any) -> bytes | None:
 
 
 def _rebuild(data: dict[str, Any], pack: bool) -> tuple[Any, dict[str, Any], Any]:
-    from validator.rulemodel import Check, Condition, FactInfo, IfEmpty, Parameter, Requirement, Rule, RulePack, Spec
+    from validator.rules.rulemodel import (
+        Check,
+        Condition,
+        FactInfo,
+        IfEmpty,
+        Parameter,
+        Requirement,
+        Rule,
+        RulePack,
+        Spec,
+    )
 
     s = data["spec"]
     spec = Spec(spec_version=s["spec_version"], title=s["title"], status=s["status"],

@@ -1,5 +1,5 @@
 """The JSON Schemas in spec/: the rule-file schema is generated from the rule model
-(validator/rulemodel.py, through pydantic)
+(validator/rules/rulemodel.py, through pydantic)
 (so it cannot drift; a test compares), the facts and result schemas are written by hand
 (they are contracts for outside tools)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 
 def rulefile_schema() -> dict[str, Any]:
-    from validator.validation_models import adapter
+    from validator.rules.validation_models import adapter
 
     schema = adapter("RuleFile").json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -25,7 +25,7 @@ def _factory_defaults(schema: dict[str, Any]) -> None:
     []``); the schema states it, as it did when the models were pydantic's own."""
     import dataclasses
 
-    from validator import rulemodel
+    from validator.rules import rulemodel
 
     for name, d in schema["$defs"].items():
         cls = getattr(rulemodel, name, None)
@@ -40,5 +40,5 @@ def rulefile_schema_text() -> str:
     return json.dumps(rulefile_schema(), indent=2, sort_keys=True) + "\n"
 
 
-if __name__ == "__main__":  # python -m validator.schemas > spec/rulefile.schema.json
+if __name__ == "__main__":  # python -m validator.rules.schemas > spec/rulefile.schema.json
     print(rulefile_schema_text(), end="")

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from validator.model import Finding, Report, Status
+from validator.report.model import Finding, Report, Status
 
 _KNOWN = (Status.FAIL, Status.WARN)
 
@@ -30,7 +30,7 @@ def key(f: Finding) -> tuple[str, str, str]:
 def load_baseline(path: Path) -> set[tuple[str, str, str]]:
     """The problems (fail and warn) of a saved JSON result, by ``key``. A file that is not a
     spec-check result is the one-line error ``load_result`` gives (exit 2)."""
-    from validator.results import load_result
+    from validator.report.results import load_result
 
     _, saved = load_result(Path(path))
     return {key(f) for f in saved.findings if f.status in _KNOWN}

@@ -37,6 +37,20 @@ class ReadError(Exception):
         self.line = line
 
 
+class LineDict(dict):  # type: ignore[type-arg, unused-ignore]
+    """A mapping read with ``lined=True``: its own line and each key's line."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LineList(list):  # type: ignore[type-arg, unused-ignore]
+    """A sequence read with ``lined=True``: its own line and each item's line."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
 @dataclass
 class Tree:
     """A parsed structured file: ``data`` and the line of each key path."""
@@ -80,7 +94,7 @@ def read_text(path: Path, *, cap: int = MAX_BYTES, what: str = "training config"
     own ``cap``), and from here through ``safeio`` (the one opener of every input), so each
     is bounded and refused the same way; ``what`` names the input in the messages,
     ``too_big`` says what to do about a file over the cap."""
-    from validator.safeio import InputError, read_bytes
+    from validator.io.safeio import InputError, read_bytes
 
     try:
         raw = read_bytes(path, cap=cap, what=what, too_big=too_big)
@@ -109,7 +123,7 @@ def parse_yaml(text: str, file: str, *, lined: bool = False) -> Tree:
     What PyYAML's ``safe_load`` (what the frameworks use) rejects is a ReadError here too:
     a standard tag whose value does not construct (``!!int abc``), a merge of a
     non-mapping, a mapping or list as a key. ``lined`` (rule packs, profiles, waivers):
-    containers are ``yamlfile.LineDict``/``LineList`` and a key written twice is an error.
+    containers are ``LineDict``/``LineList`` and a key written twice is an error.
     """
     import yaml
 
@@ -284,7 +298,7 @@ class _EventReader:
             if name == "timestamp":
                 message = f'not a calendar date: "{ev.value[:80]}" ({problem}; write YYYY-MM-DD)'
             elif name == "int" and "digits" in problem:  # past Python's 4,300-digit limit
-                from validator.numbers import text_problem
+                from validator.values.numbers import text_problem
 
                 message = f"invalid YAML: {text_problem(ev.value.replace('_', ''))}"
             else:
@@ -301,8 +315,6 @@ class _EventReader:
         frame = _Frame(is_map, self.child_path(), ev.anchor, self.expanded, line)
         frame.start_bytes = self.expanded_bytes
         if self.lined:
-            from validator.yamlfile import LineDict, LineList
-
             frame.value = LineDict() if is_map else LineList()
             frame.value.line = line
             if is_map:
