@@ -103,6 +103,8 @@ def test_a_live_check_on_a_node_without_nvidia_imports_no_pynvml(tmp_path: Path)
     modules = _modules(tmp_path, "check", "--format", "json")
     assert "validator.facts.node.nvidia" in modules  # the GPU source did run
     assert _loaded(modules, ("pynvml", "ctypes.util", "tempfile", *_NEVER)) == []
+    # no endpoint named: the scrape source and its HTTP client stay unloaded
+    assert _loaded(modules, ("validator.facts.node.scrape", "validator.netfetch")) == []
 
 
 def test_a_one_node_terminal_report_lays_out_each_table_once(monkeypatch: pytest.MonkeyPatch) -> None:

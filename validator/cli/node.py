@@ -74,6 +74,8 @@ def _scrape_options(func: Any) -> Any:
 
 
 def _check_urls(urls: tuple[str, ...]) -> None:
+    if not urls:  # the HTTP client loads only for a named endpoint (start-up)
+        return
     from validator.netfetch import check_url
 
     for url in urls:

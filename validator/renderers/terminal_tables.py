@@ -15,8 +15,9 @@ table of each shape, laid out once); at the second, rich lays out the shape with
 markers as text, and every later table of that shape is that layout with the markers
 replaced, in reading order, by its cells' characters. The layout filled with the first
 table's characters must come out as rich laid that table out, or the shape is not used
-(its tables are laid out by rich as before): the bytes are rich's either way. (They differ where rich cuts a table laid out wider than
-the page at its edge, which terminal.py's ``_too_wide`` now prevents.) A title (the
+(its tables are laid out by rich as before): the bytes are rich's either way. (They
+differ where rich cuts a table laid out wider than the page at its edge, which
+terminal.py's ``_too_wide`` now prevents.) A title (the
 subject) is printed as its own line where it fits the table's width, as rich prints it; a
 wider one, colour, or a character outside printable ASCII leaves the whole table to rich.
 """
@@ -114,7 +115,7 @@ class Tables:
                 self._shapes[shape] = None
                 return None
             self._shapes[shape] = layout
-        return None if layout is None else _fill(layout, plain)  # type: ignore[arg-type]
+        return None if layout is None else _fill(layout, plain)
 
     def _by_rows(self, console: Any, cells: Cells, plain: list[list[str]],
                  build: Callable[[Cells | None, bool], Any]) -> str | None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
+from validator.facts.node.telemetry import none_named as none_named  # defined where no scrape is made
 from validator.netfetch import DEFAULT_CAP, fetch
 
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
@@ -81,8 +82,6 @@ class Scrapes:
     exporters: dict[str, str]  # url -> exporter kind
 
 
-def none_named() -> Fact:
-    return items([], source="no endpoint named (--scrape URL, or scrape_endpoints in the profile)")
 
 
 def read_exposition(url: str, *, deadline_s: float, cap: int = DEFAULT_CAP) -> Exposition:
