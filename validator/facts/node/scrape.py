@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
-from validator.facts.node.telemetry import none_named as none_named  # defined where no scrape is made
 from validator.netfetch import DEFAULT_CAP, fetch
 
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"

@@ -55,7 +55,8 @@ class Process:
 
 
 def none_named() -> Fact:
-    """telemetry.scrapes where no endpoint is named (scrape.py re-exports it)."""
+    """telemetry.scrapes where no endpoint is named (here, not in scrape.py: that loads only
+    for a named endpoint)."""
     return items([], source="no endpoint named (--scrape URL, or scrape_endpoints in the profile)")
 
 
