@@ -17,7 +17,8 @@ to other load than wall time) are printed with their ratio to the peer and the a
 in the same rounds, so a change is measured against its baseline under the same load.
 
 The bundled rule pack is compiled once before timing (validator/rules/compiled.py), as on any
-machine after its first run. Nothing is asserted (tests never assert times; machines
+machine after its first run, and every module's bytecode is written then (as pip does on
+install; PYTHONDONTWRITEBYTECODE is dropped for the children). Nothing is asserted (tests never assert times; machines
 differ, ratios travel better). tests/test_startup.py checks what can be checked without
 a clock: which modules each of these verbs imports.
 """
@@ -40,10 +41,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus", Path("/work/shared/corpus")) if p.is_dir()), None)
 
 
+# as installed: pip writes each module's bytecode, so the children may write theirs (a shell
+# with PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module of a checkout on every
+# run, while the peers' site-packages have theirs: a third of `check`'s time, not its own)
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _run(cmd: list[str]) -> tuple[float, float]:
-    env = None
+    env = _ENV
     if cmd[0] == "BEFORE":  # ["BEFORE", checkout, command...]
-        env = {**os.environ, "PYTHONPATH": cmd[1]}
+        env = {**_ENV, "PYTHONPATH": cmd[1]}
         cmd = cmd[2:]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -109,13 +116,13 @@ def main() -> int:
             ("--help / import psutil", "--help", "psutil", 2.5)]
     if "lint 1 file" in cases:
         rows.append(("lint / check-jsonschema (1 file)", "lint 1 file", "check-jsonschema 1 file", 0.5))
+    else:
+        print("(lint row left out: no corpus file or no check-jsonschema; pip install check-jsonschema)")
     if args.before is not None:
         rows += [("before: check / import psutil", "check (before)", "psutil", 3.0),
                  ("before: check json / import psutil", "check json (before)", "psutil", 3.0)]
         if "lint 1 file (before)" in cases:
             rows.append(("before: lint / check-jsonschema", "lint 1 file (before)", "check-jsonschema 1 file", 0.5))
-    else:
-        print("(lint row left out: no corpus file or no check-jsonschema; pip install check-jsonschema)")
     for label, a, b, aim in rows:
         rw, rc = wall[a] / wall[b], cpu[a] / cpu[b]
         print(f"{label:<36}{rw:>6.2f}x{rc:>6.2f}x{'<= ' + str(aim) + 'x':>8}{'' if rw <= aim else '  (over)'}")

@@ -1,5 +1,6 @@
-"""docs/startup.md's table of start-up times on a real H200 says exactly what the recorded
-files say (tests/fixtures/h200_health/MANIFEST.md); no time is asserted against a limit."""
+"""docs/startup.md's tables of start-up times (on a real H200, and on the 2-CPU development
+machine) say exactly what the recorded files say (tests/fixtures/h200_health/MANIFEST.md,
+tests/fixtures/startup/); no time is asserted against a limit."""
 
 from __future__ import annotations
 
@@ -55,3 +56,54 @@ def test_the_doc_names_the_machine_and_the_earlier_figure_as_recorded():
     assert "2026-11-27" in DOC and "NVIDIA H200 (driver 580.159.04)" in DOC and "Python 3.12.3" in DOC
     before = re.search(r"before: ([\d.]+) / ([\d.]+) = ([\d.]+x)", (REC / "startup_timing.txt").read_text())
     assert f"{before.group(3)} on that kind\nof node earlier the same day ({before.group(1)} s against {before.group(2)} s)" in DOC
+
+
+THIS = ROOT / "tests" / "fixtures" / "startup"
+
+
+def _rows(section: str, ncells: int) -> dict[str, list[str]]:
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == ncells and not set(cells[1]) <= set("-"):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_two_cpu_tables_are_the_recorded_runs():
+    start = DOC.index("## Measured on this machine")
+    section = DOC[start:DOC.index("\n## ", start + 1)]
+    bench = (THIS / "bench_2cpu.txt").read_text()
+
+    def cpu(label: str) -> str:  # the cpu column of a ratio line
+        return re.search(rf"^{re.escape(label)}\s+[\d.]+x\s+([\d.]+x)\s", bench, re.M).group(1)
+
+    table = _rows(section, 4)
+    pairs = {"`check` / `import psutil`": ("check / import psutil", "before: check / import psutil", "3.0x"),
+             "`check --format json` / `import psutil`": ("check json / import psutil",
+                                                          "before: check json / import psutil", "3.0x"),
+             "`lint` of one file / check-jsonschema": ("lint / check-jsonschema (1 file)",
+                                                       "before: lint / check-jsonschema", "0.5x")}
+    for row, (now, before, aim) in pairs.items():
+        assert table[row] == [cpu(now), cpu(before), aim], row
+    assert table["`--help` / `import psutil`"] == [cpu("--help / import psutil"), "", "2.5x"]
+    # "Only --help meets its aim, ... differ by at most 0.11x"
+    ratios = {row: [float(c.rstrip("x") or "nan") for c in cells] for row, cells in table.items() if row != "ratio"}
+    assert all(r[0] > r[2] for row, r in ratios.items() if "help" not in row)
+    assert ratios["`--help` / `import psutil`"][0] <= 2.5
+    assert max(abs(r[0] - r[1]) for row, r in ratios.items() if "help" not in row) <= 0.11 + 1e-9
+    load = float(re.search(r"^load average ([\d.]+) on 2 CPUs", bench, re.M).group(1))
+    assert 9 <= load <= 13 and "2 CPUs shared" in section and "Python 3.11.7" in bench.splitlines()[1]
+    assert "--runs 21 --before" in bench.splitlines()[0] and "median of 21 runs" in bench
+
+    prof = (THIS / "profile_check.txt").read_text()
+    mine, main = prof.split("## main at eae9083")
+
+    def ms(text: str, label: str) -> str:
+        return re.search(rf"^{re.escape(label)}\s+([\d.]+)", text, re.M).group(1) + " ms"
+
+    work = _rows(section, 3)
+    for label in ("the whole verb", "creating 37 dataclasses", "importing rich", "import click",
+                  "compiling regular expressions"):
+        assert work[label] == [ms(mine, label), ms(main, label)], label
+    assert "median of 9 runs" in mine and "median of 9 runs" in main

@@ -226,3 +226,21 @@ def test_a_journal_with_no_entries_is_a_clean_log(dgx, tmp_path):
     src.write_text("-- No entries --\n")
     f = dgx.probe(nvml=FakeNvml("dgx_h100"), kernel_log=src)
     assert f["gpu.xid_events"] == {"items": [], "source": str(src)}
+
+
+@pytest.mark.parametrize("line", [
+    "4,1234,5678901,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.",
+    "6,17,1000000,-,caller=T1;rcu: \\x09RCU restricting CPUs\r",
+    "not a kmsg record",
+])
+def test_read_kmsg_reads_a_record_as_parse_line_does(tmp_path, line):
+    """read_kmsg parses the /dev/kmsg shape inline (thousands of records a run): the same
+    record as parse_line gives, or the line counted as unparsed."""
+    from validator.facts.node.kernel_log import parse_line, read_kmsg
+
+    path = tmp_path / "kmsg"
+    path.write_bytes(line.encode() + b"\n")  # a file reads as one record (the first line of one read)
+    log = read_kmsg(path)
+    want = parse_line(line)
+    assert log.records == ([] if want is None else [want])
+    assert log.unparsed == (1 if want is None else 0)

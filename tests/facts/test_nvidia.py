@@ -65,6 +65,70 @@ def test_real_pynvml_without_driver_is_a_gpu_free_node(tmp_path):
     assert "LibraryNotFound: NVML Shared Library Not Found" in f["gpu.driver_version"]["error"]
 
 
+def test_driverless_node_without_nvidia_on_the_bus_skips_pynvml_with_the_same_facts(tmp_path, monkeypatch):
+    """Where libnvidia-ml.so.1 does not load and no NVIDIA function is on the bus, the probe
+    writes what nvmlInit's LibraryNotFound gives, without importing pynvml (start-up)."""
+    import builtins
+    import ctypes
+
+    from validator.facts.node import nvidia
+
+    host = nodes.plain_host(tmp_path)
+    via_nvml = host.probe(nvml=FakeNvml({"init_error": "LIBRARY_NOT_FOUND", "devices": []}))
+    real_import, real_cdll = builtins.__import__, ctypes.CDLL
+
+    def no_pynvml(name, *args, **kwargs):
+        if name == "pynvml":
+            raise AssertionError("pynvml imported on a node without driver or NVIDIA GPU")
+        return real_import(name, *args, **kwargs)
+
+    def no_library(name, *args, **kwargs):
+        if name == nvidia.LIBRARY:
+            raise OSError(f"{name}: cannot open shared object file: No such file or directory")
+        return real_cdll(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pynvml)
+    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    skipped = host.probe(query_drivers=True)
+    gpu_facts = [*nvidia.FACTS, "gpu.memory_total"]  # the GPU source's (events come from the kernel log)
+    assert gpu_facts and {k: skipped[k] for k in gpu_facts} == {k: via_nvml[k] for k in gpu_facts}
+    assert skipped["gpu.vendor"]["value"] == "none"
+
+
+def test_the_skipped_pynvml_words_are_the_installed_nvidia_ml_pys():
+    """NO_LIBRARY and LIBRARY are what the installed nvidia-ml-py raises and loads."""
+    import inspect
+
+    from validator.facts.node import nvidia
+
+    assert nvidia_health.reason(pynvml.NVMLError(pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)) == nvidia.NO_LIBRARY
+    assert f'CDLL("{nvidia.LIBRARY}")' in inspect.getsource(pynvml._LoadNvmlLibrary)
+
+
+def test_nvidia_on_the_bus_or_a_loadable_library_still_asks_nvml(dgx_root, tmp_path, monkeypatch):
+    """The shortcut is only for a driver-less node without NVIDIA GPUs: with GPUs on the bus
+    NVML is asked (its error says what is broken), and where the library loads too."""
+    import ctypes
+
+    from validator.facts.node import nvidia
+    from validator.facts.node.base import Context
+
+    def ctx(root):
+        from validator.facts.node import pci
+
+        c = Context(sysfs=root.sysfs, procfs=root.procfs, rootfs=root.rootfs)
+
+        c.facts.update(pci.collect(c))
+        return c
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: (_ for _ in ()).throw(OSError("not here")))
+    assert nvidia._no_driver_no_gpu(ctx(dgx_root)) is False  # NVIDIA GPUs on the bus
+    plain = ctx(nodes.plain_host(tmp_path))
+    assert nvidia._no_driver_no_gpu(plain) is True
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: object())  # the library loads
+    assert nvidia._no_driver_no_gpu(plain) is False
+
+
 # --- init failures -------------------------------------------------------------------------
 
 def test_library_not_found_without_nvidia_on_the_bus(tmp_path):

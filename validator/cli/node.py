@@ -23,7 +23,7 @@ from validator.cli.common import (
 )
 
 
-def root_options(func: Any) -> Any:
+def _root_options(func: Any) -> Any:
     for option in reversed([
         click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/sys"),
                      show_default=True, help="Where the host's /sys is mounted (as node_exporter's --path.sysfs)."),
@@ -74,6 +74,8 @@ def _scrape_options(func: Any) -> Any:
 
 
 def _check_urls(urls: tuple[str, ...]) -> None:
+    if not urls:  # the HTTP client loads only for a named endpoint (start-up)
+        return
     from validator.io.netfetch import check_url
 
     for url in urls:
@@ -110,7 +112,7 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
 @click.command()
 @click.option("--facts", "facts_files", multiple=True, type=click.Path(path_type=Path),
               help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
-@root_options
+@_root_options
 @_event_options
 @_scrape_options
 @common_options
@@ -167,7 +169,7 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
               help="Write the facts to FILE (atomically) instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
               help="Facts are JSON (schema spec/facts.schema.json).")
-@root_options
+@_root_options
 @_event_options
 @_scrape_options
 def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,

@@ -16,11 +16,18 @@ dicts (not models): a fleet of 10,000 nodes must load and evaluate in seconds.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
 from typing import Any
+
+try:  # CPython's own SHA-256: the same digest as hashlib's, without loading OpenSSL (start-up)
+    from _sha2 import sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python 3.10, 3.11
+    except ImportError:
+        from hashlib import sha256
 
 from validator.errors import FactsFileError
 from validator.lazy import MadeBy
@@ -98,7 +105,7 @@ def digest(doc: Document) -> str:
     SHA-256 of ``json.dumps(facts, sort_keys=True, separators=(",", ":"))``, hashed as
     it is encoded (a fleet's cluster document holds an item per host: its text at once
     was the largest thing a 25,000-node replay held)."""
-    h = hashlib.sha256()
+    h = sha256()
     _canonical(doc.get("facts", {}), h.update)
     return "sha256:" + h.hexdigest()
 

@@ -12,7 +12,6 @@ import contextlib
 import io
 import os
 import re
-import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,7 +61,7 @@ def open_atomic(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
     try:
         import tempfile  # with shutil, random and the compressors: only when a file is written
 
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{_HOST}.{os.getpid()}.", suffix=".tmp",
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{_host()}.{os.getpid()}.", suffix=".tmp",
                                    dir=target.parent)
     except OSError as exc:
         raise SpecCheckError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
@@ -85,12 +84,17 @@ def open_atomic(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
         raise
 
 
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64] or "host"
+def _host() -> str:
+    """This host's name as temporary files carry it (socket is imported when a file is
+    written, not by every verb that could write one: start-up)."""
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64] or "host"
 
 
 def _sweep(target: Path) -> None:
     """Remove ``.NAME.HOST.PID.*.tmp`` beside ``target`` whose process (on this host) is gone."""
-    prefix = f".{target.name}.{_HOST}."
+    prefix = f".{target.name}.{_host()}."
     try:
         names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
     except OSError:

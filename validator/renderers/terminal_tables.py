@@ -9,13 +9,15 @@ length (another GPU's UUID, 51 C instead of 48 C).
 In plain output (no colour, a pipe or a file), where a table lands on the page depends
 only on where each cell's text has spaces and how long it is: rich measures and wraps
 printable ASCII on whitespace, one column per character. So each table is reduced to its
-*shape* (every cell's text with each visible character replaced by its column's marker);
-the first table of a shape is laid out by rich with the markers as text, and every table
-of that shape is that layout with the markers replaced, in reading order, by its cells'
-characters. The first table of each shape is also laid out by rich as itself and must come
-out the same, or the shape is not used again (its tables are laid out by rich as before):
-the bytes are rich's either way. (They differ where rich cuts a table laid out wider than
-the page at its edge, which terminal.py's ``_too_wide`` now prevents.) A title (the
+*shape* (every cell's text with each visible character replaced by its column's marker).
+The first table of a shape is laid out by rich as itself (a check of one node has one
+table of each shape, laid out once); at the second, rich lays out the shape with the
+markers as text, and every later table of that shape is that layout with the markers
+replaced, in reading order, by its cells' characters. The layout filled with the first
+table's characters must come out as rich laid that table out, or the shape is not used
+(its tables are laid out by rich as before): the bytes are rich's either way. (They
+differ where rich cuts a table laid out wider than the page at its edge, which
+terminal.py's ``_too_wide`` now prevents.) A title (the
 subject) is printed as its own line where it fits the table's width, as rich prints it; a
 wider one, colour, or a character outside printable ASCII leaves the whole table to rich.
 """
@@ -42,7 +44,8 @@ class Tables:
         self._plain: dict[str, str] = {}
         self._marked: dict[tuple[int, str], str] = {}
         self._exact: dict[tuple[Any, ...], str] = {}
-        self._shapes: dict[tuple[Any, ...], tuple[str, list[tuple[int, int, int, int]]] | None] = {}
+        self._shapes: dict[tuple[Any, ...], Any] = {}  # a layout, None (rich's own), or _PENDING
+        self._first: dict[tuple[Any, ...], tuple[list[list[str]], str]] = {}  # a pending shape's first table
 
     def draw(self, console: Any, title: str, key: tuple[Any, ...], cells: Cells,
              build: Callable[[Cells | None, bool], Any]) -> bool:
@@ -93,21 +96,26 @@ class Tables:
         from rich.text import Text
 
         shape = (key[:-1], tuple(tuple(self._mark(i, p) for i, p in enumerate(row)) for row in plain))
-        if shape not in self._shapes:
+        layout = self._shapes.get(shape, _NEW)
+        if layout is _NEW:
+            # the first table of a shape: rich lays it out, and it is kept to check the
+            # shape's template against when a second table of this shape comes (a check of
+            # one node has one table of each shape: laid out once, not twice)
+            real = _capture(console, build(cells, False))
+            self._first[shape] = (plain, real)
+            self._shapes[shape] = _PENDING
+            return real
+        if layout is _PENDING:
+            first_plain, first_real = self._first.pop(shape)
             marked = tuple(tuple(Text(s) for s in row) for row in shape[1])
             template = _capture(console, build(marked, False))  # type: ignore[arg-type]
             runs = [(m.start(), m.end(), MARKERS.index(template[m.start()]), 0) for m in _RUNS.finditer(template)]
-            self._shapes[shape] = (template, runs)
-            filled = _fill(self._shapes[shape], plain)  # type: ignore[arg-type]
-            real = _capture(console, build(cells, False))
-            if filled != real:  # not rich's bytes: this shape is laid out by rich
+            layout = (template, runs)
+            if _fill(layout, first_plain) != first_real:  # not rich's bytes: this shape is laid out by rich
                 self._shapes[shape] = None
-                self._exact[key] = real
-                return real
-            return filled
-        layout = self._shapes[shape]
+                return None
+            self._shapes[shape] = layout
         return None if layout is None else _fill(layout, plain)
-
 
     def _by_rows(self, console: Any, cells: Cells, plain: list[list[str]],
                  build: Callable[[Cells | None, bool], Any]) -> str | None:
@@ -162,6 +170,7 @@ class Tables:
         return "".join(out)
 
 
+_NEW, _PENDING = object(), object()
 ROWS_AT_ONCE = 64  # a table longer than this is laid out a row shape at a time (_by_rows)
 
 

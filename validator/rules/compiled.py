@@ -40,13 +40,20 @@ user is editing), against the cached spec and catalogue.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
 import time
 from pathlib import Path
 from typing import Any
+
+try:  # CPython's own SHA-256: the same digest as hashlib's, without loading OpenSSL (start-up)
+    from _sha2 import sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python 3.10, 3.11
+    except ImportError:
+        from hashlib import sha256
 
 from validator import __version__
 from validator.io.resources import rules_dir, spec_dir
@@ -171,7 +178,7 @@ def _key(spec_version: str, rules_version: str | None) -> str | None:
     """The digest of everything the compile reads, or None when a file cannot be read
     (the compile then runs, and says what is wrong). Plain strings and os.scandir: this
     runs on every start-up."""
-    h = hashlib.sha256()
+    h = sha256()
     h.update(f"{FORMAT}\0{__version__}\0{spec_version}\0{rules_version}\0".encode())
     pkg = str(_PKG)
     try:
@@ -271,7 +278,7 @@ def _read(key: str) -> dict[str, Any] | None:
     finally:
         os.close(fd)
     head, _, body = raw.partition(b"\n")
-    if head != _MAGIC + hashlib.sha256(body).hexdigest().encode():
+    if head != _MAGIC + sha256(body).hexdigest().encode():
         return None  # truncated, edited or of another format: recompile
     try:
         data = json.loads(body)
@@ -297,7 +304,7 @@ def _write(key: str, body: bytes) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".pack-", suffix=".tmp", dir=d)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+            fh.write(_MAGIC + sha256(body).hexdigest().encode() + b"\n" + body)
         os.replace(tmp, path)
         tmp = None
     except OSError:

@@ -53,9 +53,17 @@ DRIVER_BROKEN = ("LibraryNotFound", "DriverNotLoaded", "LibRmVersionMismatch")
 NOT_ROCM = "not applicable: NVIDIA GPUs run CUDA, not ROCm"
 
 
+# what nvidia-ml-py's nvmlInit raises where libnvidia-ml.so.1 does not load, as reason() words
+# it (tests/facts/test_nvidia.py checks it against the installed nvidia-ml-py)
+NO_LIBRARY = "LibraryNotFound: NVML Shared Library Not Found"
+LIBRARY = "libnvidia-ml.so.1"  # the name nvidia-ml-py's nvmlInit loads on Linux
+
+
 def collect(ctx: Context) -> dict[str, Fact]:
     nv: Any = ctx.nvml
     if nv is None:
+        if _no_driver_no_gpu(ctx):  # most CPU-only nodes and CI: the same facts, without pynvml
+            return _no_gpu(NO_LIBRARY)
         try:
             import pynvml
         except ImportError as exc:
@@ -81,18 +89,7 @@ def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
     on_bus = pci_vendor_counts(ctx)
     src = "NVML (nvidia-smi's library): nvmlInit"
     if name == "LibraryNotFound" and on_bus is not None and not on_bus.get("nvidia"):
-        # no driver and no NVIDIA GPU: a node without GPUs, which is a fact, not an error
-        why = f"no NVIDIA GPU on this node ({reason(exc)}; none on the PCI bus)"
-        return {  # (AMD-only nodes never get here: gpu.py sends them to amdsmi)
-            "gpu.vendor": value("none", source="PCI devices (/sys/bus/pci/devices, as lspci lists them)"),
-            "gpu.count": value(0, source=src),
-            "gpu.driver_version": error(why, source=src),
-            "gpu.cuda_version": error(why, source=src),
-            "gpu.models": value([], source=src),
-            "gpu.devices": items([], source=src),
-            "gpu.driver_status": value("no GPU driver needed: no GPU on the PCI bus", source=src),
-            "gpu.rocm_version": error(why, source=src),
-        }
+        return _no_gpu(reason(exc))
     hint = _HINTS.get(name, "NVML could not start")
     if on_bus is None:
         bus = "the PCI scan failed too, so whether this node has GPUs is unknown"
@@ -107,6 +104,43 @@ def _init_failed(ctx: Context, exc: BaseException) -> dict[str, Fact]:
             out["gpu.count"] = value(0, source=src)
             out["gpu.driver_status"] = value(why, source=src)
     return out
+
+
+def _no_gpu(why_nvml: str) -> dict[str, Fact]:
+    """No driver and no NVIDIA GPU: a node without GPUs, which is a fact, not an error."""
+    src = "NVML (nvidia-smi's library): nvmlInit"
+    why = f"no NVIDIA GPU on this node ({why_nvml}; none on the PCI bus)"
+    return {  # (AMD-only nodes never get here: gpu.py sends them to amdsmi)
+        "gpu.vendor": value("none", source="PCI devices (/sys/bus/pci/devices, as lspci lists them)"),
+        "gpu.count": value(0, source=src),
+        "gpu.driver_version": error(why, source=src),
+        "gpu.cuda_version": error(why, source=src),
+        "gpu.models": value([], source=src),
+        "gpu.devices": items([], source=src),
+        "gpu.driver_status": value("no GPU driver needed: no GPU on the PCI bus", source=src),
+        "gpu.rocm_version": error(why, source=src),
+    }
+
+
+def _no_driver_no_gpu(ctx: Context) -> bool:
+    """Whether nvmlInit would raise LibraryNotFound on a node with no NVIDIA function on
+    the PCI bus: the library does not load as nvidia-ml-py loads it. Then ``import pynvml``
+    (a 3,000-line module that loads tempfile and ctypes.util: a tenth of a check's start-up)
+    is skipped. Where nvidia-ml-py is not installed, False: collect() says so, as before."""
+    on_bus = pci_vendor_counts(ctx)
+    if on_bus is None or on_bus.get("nvidia"):
+        return False
+    import importlib.util
+
+    if importlib.util.find_spec("pynvml") is None:
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL(LIBRARY)
+    except OSError:
+        return True
+    return False
 
 
 def _call(nv: Any, fn: str, *args: Any, fallback: str | None = None) -> Any:

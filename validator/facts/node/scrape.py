@@ -81,8 +81,6 @@ class Scrapes:
     exporters: dict[str, str]  # url -> exporter kind
 
 
-def none_named() -> Fact:
-    return items([], source="no endpoint named (--scrape URL, or scrape_endpoints in the profile)")
 
 
 def read_exposition(url: str, *, deadline_s: float, cap: int = DEFAULT_CAP) -> Exposition:

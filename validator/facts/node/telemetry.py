@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from validator.facts.document import Fact, error, value
+from validator.facts.document import Fact, error, items, value
 from validator.facts.node.base import Context, ReadError, read
 
 NAME = "telemetry"
@@ -54,13 +54,21 @@ class Process:
     cgroup: str
 
 
-def collect(ctx: Context) -> dict[str, Fact]:
-    from validator.facts.node import scrape
+def none_named() -> Fact:
+    """telemetry.scrapes where no endpoint is named (here, not in scrape.py: that loads only
+    for a named endpoint)."""
+    return items([], source="no endpoint named (--scrape URL, or scrape_endpoints in the profile)")
 
+
+def collect(ctx: Context) -> dict[str, Fact]:
     procs = _scan(ctx.procfs)
-    scrapes = scrape.scrape_endpoints(ctx.scrape_endpoints, interval_s=ctx.scrape_interval,
-                                      deadline_s=ctx.scrape_timeout) if ctx.scrape_endpoints else None
-    scrapes_fact = scrapes.fact if scrapes else scrape.none_named()
+    scrapes = None
+    if ctx.scrape_endpoints:  # scrape.py and its HTTP client load only for a named endpoint
+        from validator.facts.node import scrape
+
+        scrapes = scrape.scrape_endpoints(ctx.scrape_endpoints, interval_s=ctx.scrape_interval,
+                                          deadline_s=ctx.scrape_timeout)
+    scrapes_fact = scrapes.fact if scrapes else none_named()
     if procs is None:  # no process directories: not a procfs, so no evidence of absence
         err = error(f"no process directories under {ctx.procfs}: not a procfs tree", source=str(ctx.procfs))
         return {"telemetry.exporters": err, "telemetry.families": err, "telemetry.scrapes": scrapes_fact}
@@ -115,17 +123,18 @@ def login_uid_min(rootfs: Path) -> int:
 
 
 def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fact:
-    from validator.facts.node import scrape
-
     fams: list[str] = []
     sources: list[str] = []
     seen: dict[str, str] = {}  # metric name -> where it was seen
     named_dcgm = False
-    if isinstance(scrapes, scrape.Scrapes):
-        for url, metric_names in scrapes.names.items():
-            named_dcgm = named_dcgm or scrapes.exporters.get(url) == "dcgm-exporter"
-            for n in metric_names:
-                seen.setdefault(n, url)
+    if scrapes is not None:  # scrape.py loads only where endpoints were scraped
+        from validator.facts.node import scrape
+
+        if isinstance(scrapes, scrape.Scrapes):
+            for url, metric_names in scrapes.names.items():
+                named_dcgm = named_dcgm or scrapes.exporters.get(url) == "dcgm-exporter"
+                for n in metric_names:
+                    seen.setdefault(n, url)
     if dcgm is not None and not named_dcgm:  # the platform's exporter, unless named already
         if not ctx.live:
             return error("a dcgm-exporter runs in the recorded process tree, but its /metrics can be "
@@ -134,6 +143,8 @@ def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fac
         if own is None:
             return error(f"dcgm-exporter (pid {dcgm.pid}) runs but {problem}", source=f"pid {dcgm.pid}")
         url = own
+        from validator.facts.node import scrape
+
         got = scrape.read_exposition(url, deadline_s=SCRAPE_TIMEOUT_S)
         if got.problem:
             return error(f"dcgm-exporter runs but {url} could not be read: {got.problem}", source=url)
