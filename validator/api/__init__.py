@@ -24,7 +24,7 @@ profile, ``--set``, rule pack, select/ignore, waivers, baseline, fail_on), held 
 ``CheckOptions``, ``LintOptions``, ``ClusterOptions`` (a live fleet run) and
 ``ReplayOptions`` (a fleet's saved facts). Results (``validator.api.outcome``): ``Outcome``
 and ``FleetOutcome`` (live and replay alike). Steps, for callers that want them apart
-(``validator.api.steps``): ``build`` (spec, parameters and rule pack; bad input raises
+(``validator.api.steps``): ``build`` (spec, parameters and rule pack, a ``Built``; bad input raises
 ``SpecCheckError`` before anything is probed), ``evaluate_documents``, ``probe_document``
 (``validator.api.node``), ``save_fleet_facts``. Options that cannot go together raise
 ``OptionsError`` (a ``SpecCheckError``); every other bad input raises ``SpecCheckError``
