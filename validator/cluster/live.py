@@ -1,11 +1,11 @@
 """A live fleet run: probe every host, then measure the fabric, keeping what was
 gathered when Ctrl-C, SIGTERM or SIGHUP ends it early.
 
-``run`` is what ``spec-check cluster`` (without ``--facts``) calls once its options are
-parsed: hosts -> transport -> probe every host (bounded, with deadlines) -> optional
-pairwise measurements in rounds -> one cluster facts document + one node document per
-host -> ``result.report``. A signal at any point still writes the result, with the
-unfinished hosts as errors, and exits 2 (the run was not completed).
+``run`` is what ``validator.api.run_cluster`` calls with a ``LivePlan``: hosts ->
+transport -> probe every host (bounded, with deadlines) -> optional pairwise
+measurements in rounds -> one cluster facts document + one node document per host ->
+``result.write_result``, whose ``Output`` makes the outcome. A signal at any point still
+gives the result, with the unfinished hosts as errors, marked interrupted (exit 2).
 """
 
 from __future__ import annotations
