@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # not imported at run time: start-up
+    from validator.model import Report
 
 
-def exit_code(report: Any, fail_on: str) -> int:
+def exit_code(report: Report, fail_on: str) -> int:
     """0 conformant; 1 not conformant (a fail or MUST error, or a warn under --fail-on warn)."""
     from validator.model import Status
 
@@ -33,7 +36,7 @@ class Outcome:
     """A finished check or lint: ``report`` (a ``validator.model.Report``, waivers and
     baseline applied) and the ``fail_on`` it is judged under."""
 
-    report: Any  # validator.model.Report (not imported here: start-up)
+    report: Report
     fail_on: str = "fail"
     notes: tuple[str, ...] = ()
 
