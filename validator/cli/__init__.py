@@ -2,8 +2,9 @@
 
 Start-up is part of the product (pre-commit hooks, Slurm prologs), so ``--help`` and each
 verb import only what that verb needs. Each verb lives in its own module; this table is
-the only place that lists them. cli/ is the composition root: it alone wires loader,
-sources, engine and renderers together, and it alone picks the exit code.
+the only place that lists them. cli/ parses options into validator.api's dataclasses,
+calls the library (which builds, evaluates and computes the exit code), renders its
+outcome, and exits with the outcome's code.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""``spec-check cluster``: the options, checked and handed to validator/cluster/.
+"""``spec-check cluster``: the options, checked and handed to the library.
 
-This module only parses and checks options (usage errors before any host is touched);
-the work is ``validator.cluster.live.run`` (probe, measure, report) or
-``validator.cluster.replay.replay`` (``--facts``: evaluate saved facts).
+This module only parses and checks options (usage errors before any host is touched)
+and renders; the work is ``validator.api.run_cluster`` (probe, measure, report) or
+``validator.api.replay_cluster`` (``--facts``: evaluate saved facts), each returning a
+``FleetOutcome``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from typing import Any
 
 import click
 
-from validator.cli.common import build, common_options, run_options
-
-DEFAULT_TOOLS = ("ping", "iperf3", "ib_write_bw", "ib_write_lat", "nccl")
-KNOWN_TOOLS = ("ping", "iperf3", "ib_write_bw", "ib_write_lat", "nccl")
+from validator.api.options import DEFAULT_TOOLS, KNOWN_TOOLS, ClusterOptions, ReplayOptions
+from validator.api.outcome import FleetOutcome
+from validator.cli.common import RunOptions, build, call, common_options, run_options, say_and_render
 
 
 def _tools(raw: str | None) -> tuple[str, ...]:
@@ -224,19 +224,22 @@ def cluster(
       salloc -N 8 spec-check cluster --transport slurm --measure
       spec-check cluster --facts saved/          # replay --save-facts saved/
     """
-    from validator.cluster.fleet import FOLD_ABOVE
+    from validator.api.cluster import replay_cluster, run_cluster
     from validator.cluster.hosts import parse_hosts
-    from validator.cluster.live import check_outputs, run
+    from validator.cluster.live import check_outputs
     from validator.cluster.result import check_cluster_name
-    from validator.cluster.transports import allocation_hosts, default_remote_command
+    from validator.cluster.transports import allocation_hosts
 
     opts = run_options(kwargs)
-    built = build(opts, ("node", "cluster"))  # bad spec, rules, profile or --set fail before any host is touched
+    built = build(opts.report, ("node", "cluster"))  # bad spec, rules, profile or --set fail before any host is touched
     if facts_path:
-        from validator.cluster.replay import replay
+        from validator.report.model import gc_paused
 
         _check_replay_options(click.get_current_context())
-        replay(built, opts, facts_path, cluster_name, passes, _output())
+        replay_opts = ReplayOptions(report=opts.report, facts=tuple(facts_path), cluster_name=cluster_name,
+                                    passes=passes)
+        with gc_paused():  # the fleet's result is rendered as it was evaluated: without cyclic GC
+            _finish(call(replay_cluster, replay_opts, built=built), opts)
         return
     tools = _tools(measure_tools)
     if transport is None:
@@ -254,24 +257,12 @@ def cluster(
     check_cluster_name(cluster_name, hosts)
     extra_srun = _slurm_args(slurm_args, transport)
     check_outputs(opts.output, save_facts)
-    probe_args: tuple[str, ...] = ()
-    if scrape_port is not None:
-        from validator.cli.node import with_endpoints
-
-        url = f"http://127.0.0.1:{scrape_port}/metrics"
-        if host_timeout <= scrape_interval + 2 * 10.0:
-            raise click.UsageError(f"--timeout {host_timeout:g} s leaves no room for two scrapes "
-                                   f"{scrape_interval:g} s apart (10 s each): give --timeout above "
-                                   f"{scrape_interval + 20:g}")
-        probe_args = ("--scrape", url, "--scrape-interval", f"{scrape_interval:g}", "--scrape-timeout", "10")
-        built = with_endpoints(built, (url,), "--scrape-port")
-    run(
-        built,
-        opts,
-        hosts,
+    cluster_opts = ClusterOptions(
+        report=opts.report,
+        hosts=tuple(hosts),
         transport=transport,
-        remote=remote_command or default_remote_command(transport),
-        ssh_config=str(ssh_config) if ssh_config else None,
+        remote_command=remote_command,
+        ssh_config=ssh_config,
         connect_timeout=connect_timeout,
         host_timeout=host_timeout,
         parallel=parallel,
@@ -279,16 +270,21 @@ def cluster(
         measure=measure,
         pairs=pairs,
         tools=tools,
-        seconds=measure_seconds,
-        port=iperf_port,
-        cluster_name=cluster_name,
-        save_facts=save_facts,
-        fold=passes == "fold" or (passes == "auto" and len(hosts) > FOLD_ABOVE),
+        measure_seconds=measure_seconds,
+        iperf_port=iperf_port,
         fabric=fabric,
         fabric_interface=fabric_interface,
-        out=_output(),
-        probe_args=probe_args,
+        scrape_port=scrape_port,
+        scrape_interval=scrape_interval,
+        cluster_name=cluster_name,
+        save_facts=save_facts,
+        passes=passes,
     )
+    outcome = call(run_cluster, cluster_opts, built=built)
+    from validator.cluster.live import defer, on_signals
+
+    with on_signals(defer({})):  # a signal while the result is written does not cut it half-way
+        _finish(outcome, opts)
 
 
 # Options that only shape a live run: given with --facts they would be silently ignored.
@@ -372,43 +368,25 @@ def _fabric(
     return out
 
 
-def _output() -> Any:
-    """What only the composition root does for the orchestration in validator/cluster/:
-    build a report from documents, and end the run."""
-    from validator.cli.common import evaluate_documents, note_older
-    from validator.cluster.result import Output
-
-    return Output(evaluate=evaluate_documents, finish=_finish, note=note_older)
-
-
-def _finish(
-    report: Any,
-    opts: Any,
-    interrupted: bool,
-    save_facts: Path | None,
-    node_docs: list[dict[str, Any]],
-    cluster_doc: dict[str, Any],
-) -> None:
+def _finish(outcome: FleetOutcome, opts: RunOptions) -> None:
     """Render, save the facts (after: a result is never lost to a facts directory that
-    fails), and exit with the contract's code (2 when the run was interrupted)."""
+    fails), and exit with the outcome's code (2 when the run was interrupted)."""
     import sys
 
-    from validator.cli.common import exit_code, render, render_options, with_baseline
-    from validator.cluster.result import save_fact_files
+    from validator.api.cluster import save_fleet_facts
 
-    report = with_baseline(report, opts)
-    render(report, opts.format, opts.output, **render_options(opts))
-    if save_facts is not None:
+    say_and_render(outcome, opts)
+    if outcome.save_facts is not None:
         try:
-            save_fact_files(save_facts, node_docs, cluster_doc)
+            save_fleet_facts(outcome)
         except OSError as exc:
             click.echo(
-                f"spec-check: error: {save_facts}: cannot save the facts: {exc.strerror or exc} "
+                f"spec-check: error: {outcome.save_facts}: cannot save the facts: {exc.strerror or exc} "
                 "(the result was written)",
                 err=True,
             )
             sys.exit(2)
-    if interrupted:
+    if outcome.interrupted:
         click.echo("spec-check: error: interrupted; the result written is partial", err=True)
         sys.exit(2)
-    sys.exit(exit_code(report, opts.fail_on))
+    sys.exit(outcome.exit_code)

@@ -1,8 +1,12 @@
-"""Shared options and the build steps every checking verb uses.
+"""Shared options, and the rendering every checking verb ends with.
 
-After check-jsonschema's composition root: parsing (click) is kept apart from execution
-(``build_*`` and ``finish``) so that each step can be tested alone. ``finish`` is the one
-place that renders a report, writes it atomically, and turns it into an exit code.
+After check-jsonschema's composition root: parsing (click) is kept apart from execution,
+which is the library's (``validator.api``: building, evaluating, waivers, baseline, exit
+codes). A verb parses its options into ``RunOptions`` and the API's options dataclass,
+calls the API through ``call``, and hands the ``Outcome`` to ``finish_outcome``: the one
+place that says the run's notes, renders the report, writes it atomically, and exits
+with the outcome's code. ``build``, ``evaluate_documents``, ``exit_code`` and friends are
+re-exported from the API for the verbs and tests that import them from here.
 """
 
 from __future__ import annotations
@@ -17,14 +21,20 @@ from typing import Any, TypeVar
 
 import click
 
-from validator import __version__
-from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
-from validator.errors import SpecCheckError
+from validator.api.options import DEFAULT_SPEC_VERSION, OptionsError, ReportOptions
+from validator.api.outcome import Outcome
+from validator.api.outcome import exit_code as exit_code  # re-exported: health exits with it
+from validator.api.steps import Built as Built  # re-exported: the build steps live in the API
+from validator.api.steps import apply_baseline, older_note
+from validator.api.steps import build as build
+from validator.api.steps import evaluate_documents as evaluate_documents
+from validator.api.steps import unique_subjects as unique_subjects
 from validator.io.atomic import open_atomic
 from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
+from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
+from validator.errors import SpecCheckError
 
 F = TypeVar("F", bound=Callable[..., Any])
-DEFAULT_SPEC_VERSION = "1.0"
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,17 @@ class RunOptions:
     rules_version: str | None = None  # a bundled pack by version (--rules-version 1.0)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def report(self) -> ReportOptions:
+        """The options the library reads (the rest are rendering's)."""
+        return ReportOptions(
+            spec_version=self.spec_version, profile=self.profile, sets=self.sets, select=self.select,
+            ignore=self.ignore, fail_on=self.fail_on, waivers=self.waivers, rules=self.rules,
+            rules_version=self.rules_version, baseline=self.extra.get("baseline"),
+        )
 
-def format_names() -> list[str]:
+
+def _format_names() -> list[str]:
     from validator.renderers import available
 
     return sorted(available())
@@ -58,7 +77,7 @@ def common_options(func: F) -> F:
                      help="YAML file overriding spec parameters."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override one spec parameter (repeatable), e.g. --set fabric_port_rate=200Gb/s."),
-        click.option("--format", "fmt", type=click.Choice(format_names()), default="terminal",
+        click.option("--format", "fmt", type=click.Choice(_format_names()), default="terminal",
                      show_default=True, help="Output format."),
         click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
                      help="Write the report to FILE (atomically) instead of stdout."),
@@ -98,16 +117,9 @@ def baseline_option() -> Callable[[F], F]:
 def with_baseline(report: Any, opts: RunOptions) -> Any:
     """The report with the problems of ``--baseline`` marked known (validator/report/baseline.py),
     and one stderr line saying how many were known and how many are new."""
-    path = opts.extra.get("baseline")
-    if path is None:
-        return report
-    from validator.report.baseline import apply_baseline, load_baseline
-
-    report = apply_baseline(report, load_baseline(path), path)
-    known = report.extra["baseline"]["known"]
-    count = sum(1 for f in report.findings if f.against_verdict or (f.status.value == "warn" and not f.waived))
-    click.echo(f"spec-check: --baseline {path}: {known} known problem{'s' if known != 1 else ''} not counted; "
-               f"{count} still count{'s' if count == 1 else ''} (new, or an error: never baselined)", err=True)
+    report, line = apply_baseline(report, opts.extra.get("baseline"))
+    if line:
+        click.echo(line, err=True)
     return report
 
 
@@ -146,123 +158,12 @@ def run_options(kwargs: dict[str, Any]) -> RunOptions:
     )
 
 
-@dataclass(frozen=True)
-class Built:
-    """Everything loaded for a run: spec, parameters, facts catalogue and rule pack."""
-
-    ctx: Any  # engine.Context
-    pack: Any  # loader.RulePack
-
-
-def build(opts: RunOptions, scopes: tuple[str, ...] | None = None,
-          extra_rules: tuple[str, ...] = ()) -> Built:
-    """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
-    evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
-    error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
-    verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too."""
-    from validator.evaluate.engine import Context
-    from validator.rules.compiled import load_bundled
-    from validator.rules.rulemodel import SCOPES
-    from validator.rules.selection import check_prefixes, check_something_selected
-    from validator.rules.spec import resolve_parameters
-
-    scopes = SCOPES if scopes is None else scopes
-
-    # the bundled spec, catalogue and pack come compiled (validator/rules/compiled.py); a custom
-    # pack is loaded from its files on every run, against the bundled spec and catalogue
-    try:
-        spec, catalogue, pack = load_bundled(opts.spec_version, opts.rules_version, pack=opts.rules is None)
-    except SpecCheckError:  # reported below, in the order the steps take (a bad profile first)
-        spec, catalogue, pack = None, None, None
-    if spec is None:
-        from validator.rules.spec import load_spec
-
-        spec = load_spec(opts.spec_version)
-    params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
-    if catalogue is None:
-        from validator.rules.spec import load_fact_catalogue
-
-        catalogue = load_fact_catalogue()
-    if opts.rules is not None and opts.rules_version is not None:
-        raise SpecCheckError("--rules and --rules-version both name a rule pack: give one")
-    if pack is None:
-        from validator.rules.loader import load_pack
-
-        pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
-    in_scope = [r.id for r in pack.rules if r.scope in scopes] + list(extra_rules)
-    check_prefixes(in_scope, opts.select, opts.ignore,
-                   elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
-    if not in_scope:  # an empty custom pack, or one with no rules of this verb's scopes
-        where = f"rule pack {opts.rules}" if opts.rules else f"rule pack {pack.id}"
-        raise SpecCheckError(f"{where} has no {'/'.join(scopes)} rules: nothing to check")
-    if opts.select or opts.ignore:
-        check_something_selected(in_scope, opts.select, opts.ignore)
-    return Built(Context(spec, catalogue, params), pack)
-
-
-
-
-def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str]) -> list[dict[str, Any]]:
-    """Rename subjects that share a name (two facts files of one hostname) by their label."""
-    docs = [dict(d) for d in documents]
-    labels = list(labels)
-    names = [d["subject"]["name"] for d in docs]
-    for i, d in enumerate(docs):
-        if names.count(names[i]) > 1:
-            d["subject"] = {**d["subject"], "name": f"{names[i]} ({labels[i]})"}
-    return docs
-
-
-def evaluate_documents(command: str, built: Built, opts: RunOptions, documents: list[dict[str, Any]],
-                       sources: list[str], *, extra: dict[str, Any] | None = None) -> Any:
-    """Evaluate facts documents into a Report (waivers applied when given)."""
-    from validator.evaluate.engine import evaluate
-    from validator.facts.document import digest
-    from validator.report.model import Report, RequirementDoc, RuleDoc, Subject
-    from validator.rules.spec import describe_parameters
-
-    ctx, pack = built.ctx, built.pack
-    findings = evaluate(ctx, pack, documents, select=opts.select, ignore=opts.ignore)
-    report = Report(
-        command=command,
-        spec_version=ctx.spec.spec_version,
-        tool_version=__version__,
-        rule_pack={"id": pack.id, "digest": pack.digest},
-        generated_at=now_utc(),
-        parameters=describe_parameters(ctx.params),
-        profile=str(opts.profile) if opts.profile else None,
-        selection={"select": list(opts.select), "ignore": list(opts.ignore)},
-        subjects=tuple(
-            Subject(d["subject"]["name"], d["subject"]["kind"], digest(d), d.get("collected_at"), src)
-            for d, src in zip(documents, sources, strict=True)
-        ),
-        findings=tuple(findings),
-        rules=tuple(
-            RuleDoc(r.id, r.requirement, r.id.split(".", 1)[1], pack.level_of(r, ctx.spec), r.scope,
-                    r.summary.strip(), r.why.strip(), r.remediation.strip())
-            for r in pack.rules
-        ),
-        requirements=tuple(RequirementDoc(q.id, q.level, q.title, q.statement.strip())
-                           for q in ctx.spec.requirements),
-        extra=extra or {},
-    )
-    if opts.waivers is not None:
-        from validator.report.waivers import apply_waivers, load_waivers
-
-        report = apply_waivers(report, load_waivers(opts.waivers, pack, ctx.spec))
-    return report
-
-
 def note_older(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
     """One stderr line when any input (``(path, document)``) was written by an older
-    spec-check: it is still read, and the line says what that means (a recording lacks the
-    facts added since, which are errors in this run). One line per run, however many files."""
-    from validator.versions import older_note
-
-    notes = [n for where, doc in documents if (n := older_note(kind, dict(doc), str(where)))]
-    if notes:
-        more = f" (and {len(notes) - 1} more like it)" if len(notes) > 1 else ""
-        click.echo(f"spec-check: note: {notes[0]}{more}", err=True)
+    spec-check (``validator.api.steps.older_note``)."""
+    line = older_note(kind, documents)
+    if line:
+        click.echo(line, err=True)
 
 
 def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) -> None:
@@ -303,17 +204,32 @@ def render_options(opts: RunOptions) -> dict[str, Any]:
     return {"show_passes": "passes" in opts.extra.get("show", ())}
 
 
-def exit_code(report: Any, fail_on: str) -> int:
-    """0 conformant; 1 not conformant (a fail or MUST error, or a warn under --fail-on warn)."""
-    from validator.report.model import Status
+def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` of ``validator.api``, its errors as the CLI says them:
+    options that cannot go together are the verb's usage error; the notes a run made
+    before an input failed it are said first, as they were made."""
 
-    if not report.summary.conformant:
-        return 1
-    if fail_on == "warn":
-        for f in report.findings:
-            if not f.waived and f.status in (Status.WARN, Status.ERROR):
-                return 1
-    return 0
+    try:
+        return function(*args, **kwargs)
+    except OptionsError as exc:
+        raise click.UsageError(str(exc)) from None
+    except SpecCheckError as exc:
+        for line in getattr(exc, "notes_before", ()):
+            click.echo(line, err=True)
+        raise
+
+
+def say_and_render(outcome: Outcome, opts: RunOptions) -> None:
+    """The run's notes on stderr, in order, then the report."""
+    for line in outcome.notes:
+        click.echo(line, err=True)
+    render(outcome.report, opts.format, opts.output, **render_options(opts))
+
+
+def finish_outcome(outcome: Outcome, opts: RunOptions) -> None:
+    """Say, render, write, and exit with the outcome's code (the contract's)."""
+    say_and_render(outcome, opts)
+    sys.exit(outcome.exit_code)
 
 
 def finish(report: Any, opts: RunOptions) -> None:

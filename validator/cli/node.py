@@ -1,26 +1,19 @@
-"""``spec-check check`` and ``spec-check probe``: one node, live or recorded."""
+"""``spec-check check`` and ``spec-check probe``: one node, live or recorded.
+
+The options are parsed here; ``validator.api.check_node`` does the check."""
 
 from __future__ import annotations
 
-import os
-import socket
 from pathlib import Path
 from typing import Any
 
 import click
 
-from validator import __version__
-from validator.cli.common import (
-    build,
-    common_options,
-    evaluate_documents,
-    finish,
-    note_older,
-    now_utc,
-    run_options,
-    unique_subjects,
-    write_atomic,
-)
+from validator.api.node import check_node
+from validator.api.node import probe_document as probe_document  # re-exported: health, npd, tests
+from validator.api.options import CheckOptions
+from validator.api.steps import with_endpoints as with_endpoints  # re-exported: tests
+from validator.cli.common import call, common_options, finish_outcome, run_options, write_atomic
 
 
 def _root_options(func: Any) -> Any:
@@ -74,39 +67,9 @@ def _scrape_options(func: Any) -> Any:
 
 
 def _check_urls(urls: tuple[str, ...]) -> None:
-    if not urls:  # the HTTP client loads only for a named endpoint (start-up)
-        return
-    from validator.io.netfetch import check_url
+    from validator.api.node import check_urls
 
-    for url in urls:
-        bad = check_url(url)
-        if bad:
-            raise click.UsageError(f"--scrape: {bad}")
-
-
-def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None,
-                   kernel_log: Path | None = None, dcgm_diag: int | None = None,
-                   since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = 35.0,
-                   scrape_timeout: float = 10.0) -> dict[str, Any]:
-    """Probe this node into a facts document; failures become error values inside it.
-    ``since``: an earlier facts document of this node (read and checked before probing)."""
-    from validator.facts.document import new_document
-    from validator.facts.node import probe_node
-
-    earlier = None
-    if since is not None:
-        from validator.errors import FactsFileError
-        from validator.facts.document import load
-
-        earlier = load(since)
-        if earlier["subject"]["kind"] != "node":
-            raise FactsFileError(f'--since needs node facts; this document is a {earlier["subject"]["kind"]}',
-                                 file=str(since))
-    facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs, query_drivers=nvml,
-                       kernel_log=kernel_log, dcgm_level=dcgm_diag, since=earlier,
-                       scrape_endpoints=scrape, scrape_interval=scrape_interval, scrape_timeout=scrape_timeout)
-    host = facts.get("host.hostname", {}).get("value") or socket.gethostname()
-    return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
+    call(check_urls, urls)  # a bad URL is a usage error
 
 
 @click.command()
@@ -125,43 +88,12 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
     (anywhere; several files for several nodes).
     """
     opts = run_options(kwargs)
-    built = build(opts, ("node",))  # bad spec, rules, profile or --set fail here, before probing
-    if facts_files and (kernel_log or dcgm_diag or since):
-        raise click.UsageError("--kernel-log, --dcgm-diag and --since gather facts: give them to `spec-check probe` "
-                         "(or to check without --facts), not with --facts")
-    _check_urls(scrape)
-    if facts_files and scrape:
-        raise click.UsageError("--scrape samples live endpoints; with --facts the recorded scrapes are judged")
-    if facts_files:
-        from validator.errors import FactsFileError
-        from validator.facts.document import load
-
-        seen: set[str] = set()
-        for p in facts_files:
-            real = os.path.realpath(p)
-            if real in seen:
-                raise FactsFileError("given twice with --facts", file=str(p))
-            seen.add(real)
-        docs = [load(p) for p in facts_files]
-        for p, d in zip(facts_files, docs, strict=True):
-            if d["subject"]["kind"] != "node":
-                raise FactsFileError(f'check evaluates node facts; this document is a {d["subject"]["kind"]} '
-                                     f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",
-                                     file=str(p))
-        sources = [str(p) for p in facts_files]
-        built = with_endpoints(built, _recorded_endpoints(docs), "facts")
-    else:
-        built = with_endpoints(built, scrape, "--scrape")
-        endpoints = tuple(built.ctx.params["scrape_endpoints"].value or ())
-        _check_urls(endpoints)
-        docs = [probe_document(sysfs, procfs, rootfs, nvml, kernel_log, dcgm_diag, since,
-                               endpoints, scrape_interval, scrape_timeout)]
-        sources = ["probe"]
-    older = list(zip(facts_files, docs, strict=True)) if facts_files else []
-    docs = unique_subjects(docs, sources)
-    report = evaluate_documents("check", built, opts, docs, sources)
-    note_older("facts", older)  # after every input was accepted: an exit-2 error stays one line
-    finish(report, opts)
+    check_opts = CheckOptions(
+        report=opts.report, facts=tuple(facts_files), sysfs=sysfs, procfs=procfs, rootfs=rootfs, nvml=nvml,
+        kernel_log=kernel_log, dcgm_diag=dcgm_diag, since=since, scrape=tuple(scrape),
+        scrape_interval=scrape_interval, scrape_timeout=scrape_timeout,
+    )
+    finish_outcome(call(check_node, check_opts), opts)
 
 
 @click.command()
@@ -187,31 +119,3 @@ def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path
     else:
         write_atomic(output, text)  # said on stderr, as every other verb's -o is
         click.echo(f"spec-check: wrote facts to {output} ({len(text.encode()):,} bytes)", err=True)
-
-
-def _recorded_endpoints(docs: list[dict[str, Any]]) -> tuple[str, ...]:
-    """The endpoints a recording scraped (``probe --scrape``): judged as they were named."""
-    out: list[str] = []
-    for d in docs:
-        fact = d.get("facts", {}).get("telemetry.scrapes")
-        for member in (fact or {}).get("items", []) if isinstance(fact, dict) else []:
-            if isinstance(member, dict) and isinstance(member.get("id"), str):
-                out.append(member["id"])
-    return tuple(dict.fromkeys(out))
-
-
-def with_endpoints(built: Any, urls: tuple[str, ...], origin: str) -> Any:
-    """``built`` with ``urls`` added to the ``scrape_endpoints`` parameter (MON-03's scrapes)."""
-    import dataclasses
-
-    from validator.cli.common import Built
-
-    params = dict(built.ctx.params)
-    current = params.get("scrape_endpoints")
-    if current is None or not urls:
-        return built
-    merged = list(dict.fromkeys([*(current.value or []), *urls]))
-    params["scrape_endpoints"] = dataclasses.replace(
-        current, value=merged, text=", ".join(merged),
-        origin=origin if not current.value else f"{current.origin} + {origin}")
-    return Built(dataclasses.replace(built.ctx, params=params), built.pack)

@@ -71,9 +71,7 @@ def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvm
         doc = probe_document(sysfs, procfs, rootfs, nvml, kernel_log)
         source = "probe"
     report = evaluate_documents("health", built, opts, [doc], [source])
-    baseline = opts.extra.get("baseline")
-    if baseline is not None:  # as the Slurm health check does, without its stderr line
-        from validator.report.baseline import apply_baseline, load_baseline
+    from validator.api.steps import apply_baseline
 
-        report = apply_baseline(report, load_baseline(baseline), baseline)
+    report, _ = apply_baseline(report, opts.extra.get("baseline"))  # as health does, without its stderr line
     return npd.verdict(report, opts.fail_on)

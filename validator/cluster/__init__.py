@@ -15,10 +15,11 @@ The layers, each small and replaceable:
 * ``fleet``: a large fleet's node rules, one document at a time, passes folded;
 * ``shapes``: node files that repeat a known document but for the host's strings and
   some fact values, read back without parsing;
-* ``result``: evaluate, give each host its probe verdict, render, save, exit code.
+* ``result``: evaluate, give each host its probe verdict, hand the report to the
+  caller's ``Output`` (whose ``finish`` makes the run's outcome).
 
-``validator/cli/cluster.py`` only parses the options and calls ``live.run`` or
-``replay.replay``.
+``validator/api/cluster.py`` calls ``live.run`` or ``replay.replay`` and returns their
+``FleetOutcome``; ``validator/cli/cluster.py`` only parses the options and renders.
 
 Rules are evaluated by the engine, from the documents built here.
 """

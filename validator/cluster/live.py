@@ -1,11 +1,11 @@
 """A live fleet run: probe every host, then measure the fabric, keeping what was
 gathered when Ctrl-C, SIGTERM or SIGHUP ends it early.
 
-``run`` is what ``spec-check cluster`` (without ``--facts``) calls once its options are
-parsed: hosts -> transport -> probe every host (bounded, with deadlines) -> optional
-pairwise measurements in rounds -> one cluster facts document + one node document per
-host -> ``result.report``. A signal at any point still writes the result, with the
-unfinished hosts as errors, and exits 2 (the run was not completed).
+``run`` is what ``validator.api.run_cluster`` calls with a ``LivePlan``: hosts ->
+transport -> probe every host (bounded, with deadlines) -> optional pairwise
+measurements in rounds -> one cluster facts document + one node document per host ->
+``result.write_result``, whose ``Output`` makes the outcome. A signal at any point still
+gives the result, with the unfinished hosts as errors, marked interrupted (exit 2).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -124,93 +125,62 @@ def check_outputs(output: Path | None, save_facts: Path | None) -> None:
             raise SpecCheckError("--save-facts: permission denied", file=str(save_facts))
 
 
-def run(
-    built: Any,
-    opts: Any,
-    hosts: list[str],
-    *,
-    transport: str,
-    remote: str,
-    ssh_config: str | None,
-    connect_timeout: int,
-    host_timeout: float,
-    parallel: int,
-    slurm_args: tuple[str, ...],
-    measure: bool,
-    pairs: str,
-    tools: tuple[str, ...],
-    seconds: int,
-    port: int,
-    cluster_name: str,
-    save_facts: Path | None,
-    fold: bool = False,
-    fabric: dict[str, tuple[str, str]] | None = None,
-    fabric_interface: str | None = None,
-    out: Any = None,
-    probe_args: tuple[str, ...] = (),
-) -> None:
-    """Probe and measure ``hosts``, then hand the result to ``out`` (``result.Output``:
-    render, save, exit; never returns);
-    ``fold``: fold the passes (``validator.cluster.fleet``)."""
+@dataclass(frozen=True)
+class LivePlan:
+    """How a live run reaches, probes and measures its hosts: what ``run`` and ``collect``
+    read (one value, not the same twelve keywords handed on twice). ``fabric``: host ->
+    (fabric address, where it came from); ``fold``: fold the passes
+    (``validator.cluster.fleet``); ``probe_args``: extra arguments of each host's probe."""
+
+    transport: str
+    remote: str
+    ssh_config: str | None = None
+    connect_timeout: int = 10
+    host_timeout: float = 120.0
+    parallel: int = 32
+    slurm_args: tuple[str, ...] = ()
+    measure: bool = False
+    pairs: str = "ring"
+    tools: tuple[str, ...] = ()
+    seconds: int = 5
+    port: int = 5201
+    cluster_name: str = "cluster"
+    save_facts: Path | None = None
+    fold: bool = False
+    fabric: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    fabric_interface: str | None = None
+    probe_args: tuple[str, ...] = ()
+
+
+def run(built: Any, opts: Any, hosts: list[str], plan: LivePlan, out: Any) -> Any:
+    """Probe and measure ``hosts`` as ``plan`` says, then hand the result to ``out``
+    (``result.Output``) and return what its ``finish`` returns."""
     from validator.cluster import proc
     from validator.cluster.result import write_result
     from validator.cluster.transports import make_transport
 
     engine = make_transport(
-        transport,
-        ssh_config=ssh_config,
-        connect_timeout=connect_timeout,
-        parallel=parallel,
-        slurm_args=slurm_args,
+        plan.transport,
+        ssh_config=plan.ssh_config,
+        connect_timeout=plan.connect_timeout,
+        parallel=plan.parallel,
+        slurm_args=plan.slurm_args,
     )
     registry = proc.Registry()
     late: dict[str, Any] = {}
     try:
         with on_signals(interrupt(registry)):
-            state = collect(
-                engine,
-                hosts,
-                remote,
-                registry,
-                host_timeout=host_timeout,
-                parallel=parallel,
-                measure=measure,
-                pairs=pairs,
-                tools=tools,
-                seconds=seconds,
-                port=port,
-                cluster_name=cluster_name,
-                fabric=fabric or {},
-                fabric_interface=fabric_interface,
-                probe_args=probe_args,
-            )
+            state = collect(engine, hosts, registry, plan)
     finally:
         with on_signals(defer(late)):  # stopping 1,000 ssh masters takes a moment
             engine.close()
     state["interrupted"] = state["interrupted"] or bool(late.get("interrupted"))
-    state["fold"] = fold
+    state["fold"] = plan.fold
     with on_signals(defer(state)):
-        write_result(built, opts, state, transport, save_facts, out)
+        return write_result(built, opts, state, plan.transport, plan.save_facts, out)
 
 
-def collect(
-    engine: Any,
-    hosts: list[str],
-    remote: str,
-    registry: Any,
-    *,
-    host_timeout: float,
-    parallel: int,
-    measure: bool,
-    pairs: str,
-    tools: tuple[str, ...],
-    seconds: int,
-    port: int,
-    cluster_name: str,
-    fabric: dict[str, tuple[str, str]] | None = None,
-    fabric_interface: str | None = None,
-    probe_args: tuple[str, ...] = (),
-) -> dict[str, Any]:
+def collect(engine: Any, hosts: list[str], registry: Any, plan: LivePlan) -> dict[str, Any]:
     """Probe, then measure; Ctrl-C (or SIGTERM/SIGHUP) in either phase keeps what was
     gathered, and what was planned but not measured becomes an "interrupted" error."""
     from validator import __version__
@@ -230,12 +200,12 @@ def collect(
         results, interrupted = probe_all(
             engine,
             hosts,
-            remote_command=remote,
-            timeout=host_timeout,
-            parallel=parallel,
+            remote_command=plan.remote,
+            timeout=plan.host_timeout,
+            parallel=plan.parallel,
             registry=registry,
             progress=Progress(start=bar.start, advance=bar.advance),
-            probe_args=probe_args,
+            probe_args=plan.probe_args,
         )
     docs = {h: cfacts.rekey(r.document, h) for h, r in results.items() if r.document is not None}
     failures = {h: r.error or "no facts" for h, r in results.items() if r.document is None}
@@ -243,31 +213,31 @@ def collect(
     collectives: dict[str, dict[str, Any]] | None = None
     status: dict[str, str] | None = None
     rounds: list[Any] = []
-    if measure:
+    if plan.measure:
         probed = [h for h in hosts if h in docs]
-        rounds = PLANS[pairs](probed)
-        pair_tools = [t for t in tools if t != "nccl"]
-        status = measure_status(tools, probed, docs)
+        rounds = PLANS[plan.pairs](probed)
+        pair_tools = [t for t in plan.tools if t != "nccl"]
+        status = measure_status(plan.tools, probed, docs)
         measured = {} if pair_tools else None  # nccl alone measures the fleet, not pairs
         try:
             if interrupted:
                 raise KeyboardInterrupt
             rdma = {h: p for h in probed if (p := cfacts.rdma_port(docs[h])) is not None}
             opts = MeasureOptions(
-                seconds=seconds,
-                port=port,
+                seconds=plan.seconds,
+                port=plan.port,
                 rdma=rdma,
-                timeout=max(30.0, host_timeout / 2),
-                parallel=parallel,
+                timeout=max(30.0, plan.host_timeout / 2),
+                parallel=plan.parallel,
             )
-            if measured is not None and (fabric or fabric_interface):
+            if measured is not None and (plan.fabric or plan.fabric_interface):
                 opts.fabric = resolve_fabric(
                     engine,
                     probed,
-                    fabric or {},
-                    fabric_interface,
+                    dict(plan.fabric),
+                    plan.fabric_interface,
                     registry,
-                    parallel=parallel,
+                    parallel=plan.parallel,
                     timeout=opts.timeout,
                 )
             if measured is not None:
@@ -285,11 +255,11 @@ def collect(
             if status["collectives"] == cfacts.RUN:
                 gpus = _gpu_counts(probed, docs)
                 fields, why = run_nccl(
-                    engine, probed, min(gpus), registry, interface=fabric_interface
+                    engine, probed, min(gpus), registry, interface=plan.fabric_interface
                 )
                 if fields is None:  # no nccl-tests: torch.distributed, where installed
                     fields, why_torch = run_torch(
-                        engine, probed, min(gpus), registry, port + 2000, parallel=parallel
+                        engine, probed, min(gpus), registry, plan.port + 2000, parallel=plan.parallel
                     )
                     why = f"{why}; {why_torch.removeprefix('not run: ')}" if why_torch else why
                 if fields is None:
@@ -300,7 +270,7 @@ def collect(
             interrupted = True
             registry.kill_all()
         if interrupted:
-            _mark_unmeasured(rounds, measured, tools, registry.why)
+            _mark_unmeasured(rounds, measured, plan.tools, registry.why)
             if status["collectives"] == cfacts.RUN and collectives is None:
                 why = f"interrupted ({registry.why}) before measurement"
                 collectives = {"all_reduce": {"busbw_per_gpu": error(why)}}
@@ -308,7 +278,7 @@ def collect(
         hosts,
         docs,
         failures,
-        name=cluster_name,
+        name=plan.cluster_name,
         tool_version=__version__,
         collected_at=now_utc(),
         pairs=measured,
@@ -316,7 +286,7 @@ def collect(
         probe_seconds={h: r.seconds for h, r in results.items()},
         transport=engine.name,
         measure_status=status,
-        measured=measure,
+        measured=plan.measure,
     )
     return {
         "hosts": hosts,

@@ -31,7 +31,7 @@ def replay(
     cluster_name: str,
     passes: str,
     out: Any,
-) -> None:
+) -> Any:
     """``--facts``, with the cyclic GC paused (model.gc_paused): thousands of documents and
     their findings are millions of live, acyclic objects, and every collection walked them
     all again (a third of a 10,000-node replay)."""
@@ -41,9 +41,8 @@ def replay(
     files = facts_files(paths)
     with gc_paused():
         if passes == "fold" or (passes == "auto" and len(files) > FOLD_ABOVE + 1):
-            replay_folded(built, opts, files, paths, cluster_name, out)
-        else:
-            replay_facts(built, opts, files, paths, cluster_name, out)
+            return replay_folded(built, opts, files, paths, cluster_name, out)
+        return replay_facts(built, opts, files, paths, cluster_name, out)
 
 
 def facts_files(paths: tuple[Path, ...]) -> FactsFiles:
@@ -132,7 +131,7 @@ def _pairs(cluster_doc: dict[str, Any]) -> dict[tuple[str, str], Any] | None:
 
 def replay_facts(
     built: Any, opts: Any, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
-) -> None:
+) -> Any:
     """``--facts``, itemized: every document in memory, every verdict its own finding."""
     from validator.cluster import facts as cfacts
     from validator.cluster.result import write_result
@@ -172,7 +171,7 @@ def replay_facts(
         "fleet": cfacts.fleet_summary(hosts, failures, _pairs(cluster_doc)),
         "older": loaded,
     }
-    write_result(built, opts, state, "replay", None, out)
+    return write_result(built, opts, state, "replay", None, out)
 
 
 # Files per unit of work, and the fleet size from which a replay uses every CPU: below
@@ -344,7 +343,7 @@ def _chunks(built: Any, opts: Any, files: Sequence[Path], ev: Any) -> Any:
 
 def replay_folded(
     built: Any, opts: Any, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
-) -> None:
+) -> Any:
     """``--facts``, streamed: each document evaluated as read, then dropped; what stays
     per host is a row of ``rows.HostTable`` (its name, file digest, PLAT-02 values) and its
     itemized findings, if any. Without a saved cluster document, the cluster document's
@@ -408,7 +407,7 @@ def replay_folded(
     args = [built, opts, ev, _Skipping(names, cluster_at, by_position=True), subjects, table.itemized(),
             cluster_doc, label, failures, "replay", {"fleet": summary}, out]
     del cluster_doc, subjects, table  # only args holds them: emptied before the writing
-    write_fleet_result(args, aligned=cluster_at is None)
+    return write_fleet_result(args, aligned=cluster_at is None)
 
 
 class _Skipping(Made):

@@ -1,10 +1,11 @@
 """The end of every ``cluster`` run, live or replayed: evaluate the documents, give each
-host its own probe verdict, then hand the report to the composition root to render, save
-the facts and pick the exit code.
+host its own probe verdict, then hand the report to ``Output.finish``, whose value the run
+returns.
 
-validator/cluster imports nothing of validator.cli (the one direction of imports,
-CONTRIBUTING.md): ``cli/cluster.py`` passes an ``Output`` with the two things only it
-does, turning documents into a report (``evaluate``) and ending the run (``finish``).
+validator/cluster imports nothing above it (the one direction of imports, CONTRIBUTING.md):
+``validator/api/cluster.py`` passes an ``Output`` with the things only it does, turning
+documents into a report (``evaluate``) and making the run's outcome (``finish``: the
+baseline applied, the exit code computed).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from typing import Any
 @dataclass(frozen=True)
 class Output:
     """``evaluate(command, built, opts, documents, sources, extra=...)`` -> Report;
-    ``finish(report, opts, interrupted, save_facts, node_docs, cluster_doc)``, which
-    renders, saves the facts and exits (never returns); ``note(kind, [(where, doc)])``,
-    one stderr line when inputs were written by an older spec-check."""
+    ``finish(report, opts, interrupted, save_facts, node_docs, cluster_doc)`` -> the run's
+    outcome (what ``live.run`` and ``replay.replay`` return); ``note(kind, [(where, doc)])``,
+    one line to say when inputs were written by an older spec-check."""
 
     evaluate: Callable[..., Any]
-    finish: Callable[..., None]
+    finish: Callable[..., Any]
     note: Callable[..., None] = lambda kind, documents: None
 
 
@@ -67,9 +68,10 @@ def write_result(
     transport: str,
     save_facts: Path | None,
     out: Output,
-) -> None:
-    """Evaluate and render first, then save the facts: a facts directory that fails late
-    must not cost the result. ``state["fold"]``: fold the passes (a large fleet)."""
+) -> Any:
+    """Evaluate, then hand the report to ``out.finish`` (which renders before the facts
+    are saved: a facts directory that fails late must not cost the result) and return
+    what it returns. ``state["fold"]``: fold the passes (a large fleet)."""
     hosts, docs = state["hosts"], state["docs"]
     node_docs = [docs[h] for h in hosts if h in docs]
     if state.get("fold"):
@@ -89,7 +91,7 @@ def write_result(
         out.note("facts", state["older"])
     else:  # hosts whose spec-check is older than this one
         out.note("probe", [(f"host {h}", docs[h]) for h in hosts if h in docs])
-    out.finish(report, opts, state["interrupted"], save_facts, node_docs, state["cluster"])
+    return out.finish(report, opts, state["interrupted"], save_facts, node_docs, state["cluster"])
 
 
 def _fold_live(
@@ -221,14 +223,14 @@ def _on_member(f: Any, name: str) -> Any:
     return replace(f, item=name, message=f.message.replace(f.item, name))
 
 
-def write_fleet_result(args: list[Any], aligned: bool = False) -> None:
+def write_fleet_result(args: list[Any], aligned: bool = False) -> Any:
     """``fleet_report(*args)``, ended by ``out.finish`` (a replay: nothing to save, never
-    interrupted). ``args`` is emptied first: the cluster document it holds is not kept
+    interrupted), whose value is returned. ``args`` is emptied first: the cluster document it holds is not kept
     while the result is written."""
     report = fleet_report(*args, aligned=aligned)
     opts, out = args[1], args[-1]
     args.clear()
-    out.finish(report, opts, False, None, [], {})
+    return out.finish(report, opts, False, None, [], {})
 
 
 def per_host(report: Any, failures: dict[str, str], transport: str) -> Any:

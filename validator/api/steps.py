@@ -1,0 +1,190 @@
+"""The steps every checking run shares: load what a run judges with (``build``), turn
+facts documents into a report (``evaluate_documents``), apply a baseline, and say which
+inputs an older spec-check wrote.
+
+Why here and not in the CLI: an outside caller needs the same steps in the same order
+(a bad profile refused before a host is probed; waivers applied once, after every
+finding). Moved from ``validator/cli/common.py``, which re-exports them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from validator import __version__
+from validator.clock import now_utc
+from validator.errors import SpecCheckError
+
+if TYPE_CHECKING:  # not imported at run time: start-up
+    from validator.report.model import Report
+
+
+@dataclass(frozen=True)
+class Built:
+    """Everything loaded for a run: spec, parameters, facts catalogue and rule pack."""
+
+    # typed loosely: waivers.py and spec.py take protocols that the rule model's types do
+    # not match exactly yet (mypy), and the loader is not imported at run time
+    ctx: Any  # engine.Context
+    pack: Any  # rulemodel.RulePack
+
+
+def build(opts: Any, scopes: tuple[str, ...] | None = None,
+          extra_rules: tuple[str, ...] = ()) -> Built:
+    """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
+    evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
+    error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
+    verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too.
+    ``opts``: a ``ReportOptions`` (or anything with its fields)."""
+    from validator.rules.compiled import load_bundled
+    from validator.evaluate.engine import Context
+    from validator.rules.rulemodel import SCOPES
+    from validator.rules.selection import check_prefixes, check_something_selected
+    from validator.rules.spec import resolve_parameters
+
+    scopes = SCOPES if scopes is None else scopes
+
+    # the bundled spec, catalogue and pack come compiled (validator/rules/compiled.py); a custom
+    # pack is loaded from its files on every run, against the bundled spec and catalogue
+    try:
+        spec, catalogue, pack = load_bundled(opts.spec_version, opts.rules_version, pack=opts.rules is None)
+    except SpecCheckError:  # reported below, in the order the steps take (a bad profile first)
+        spec, catalogue, pack = None, None, None
+    if spec is None:
+        from validator.rules.spec import load_spec
+
+        spec = load_spec(opts.spec_version)
+    params = resolve_parameters(spec, profile=opts.profile, sets=opts.sets)
+    if catalogue is None:
+        from validator.rules.spec import load_fact_catalogue
+
+        catalogue = load_fact_catalogue()
+    if opts.rules is not None and opts.rules_version is not None:
+        raise SpecCheckError("--rules and --rules-version both name a rule pack: give one")
+    if pack is None:
+        from validator.rules.loader import load_pack
+
+        pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
+    in_scope = [r.id for r in pack.rules if r.scope in scopes] + list(extra_rules)
+    check_prefixes(in_scope, opts.select, opts.ignore,
+                   elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
+    if not in_scope:  # an empty custom pack, or one with no rules of this verb's scopes
+        where = f"rule pack {opts.rules}" if opts.rules else f"rule pack {pack.id}"
+        raise SpecCheckError(f"{where} has no {'/'.join(scopes)} rules: nothing to check")
+    if opts.select or opts.ignore:
+        check_something_selected(in_scope, opts.select, opts.ignore)
+    return Built(Context(spec, catalogue, params), pack)
+
+
+def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str]) -> list[dict[str, Any]]:
+    """Rename subjects that share a name (two facts files of one hostname) by their label."""
+    docs = [dict(d) for d in documents]
+    labels = list(labels)
+    names = [d["subject"]["name"] for d in docs]
+    for i, d in enumerate(docs):
+        if names.count(names[i]) > 1:
+            d["subject"] = {**d["subject"], "name": f"{names[i]} ({labels[i]})"}
+    return docs
+
+
+def evaluate_documents(command: str, built: Built, opts: Any, documents: list[dict[str, Any]],
+                       sources: list[str], *, extra: dict[str, Any] | None = None) -> Report:
+    """Evaluate facts documents into a Report (waivers applied when given)."""
+    from validator.evaluate.engine import evaluate
+    from validator.facts.document import digest
+    from validator.report.model import Report, RequirementDoc, RuleDoc, Subject
+    from validator.rules.spec import describe_parameters
+
+    ctx, pack = built.ctx, built.pack
+    findings = evaluate(ctx, pack, documents, select=opts.select, ignore=opts.ignore)
+    report = Report(
+        command=command,
+        spec_version=ctx.spec.spec_version,
+        tool_version=__version__,
+        rule_pack={"id": pack.id, "digest": pack.digest},
+        generated_at=now_utc(),
+        parameters=describe_parameters(ctx.params),
+        profile=str(opts.profile) if opts.profile else None,
+        selection={"select": list(opts.select), "ignore": list(opts.ignore)},
+        subjects=tuple(
+            Subject(d["subject"]["name"], d["subject"]["kind"], digest(d), d.get("collected_at"), src)
+            for d, src in zip(documents, sources, strict=True)
+        ),
+        findings=tuple(findings),
+        rules=tuple(
+            RuleDoc(r.id, r.requirement, r.id.split(".", 1)[1], pack.level_of(r, ctx.spec), r.scope,
+                    r.summary.strip(), r.why.strip(), r.remediation.strip())
+            for r in pack.rules
+        ),
+        requirements=tuple(RequirementDoc(q.id, q.level, q.title, q.statement.strip())
+                           for q in ctx.spec.requirements),
+        extra=extra or {},
+    )
+    if opts.waivers is not None:
+        from validator.report.waivers import apply_waivers, load_waivers
+
+        report = apply_waivers(report, load_waivers(opts.waivers, pack, ctx.spec))
+    return report
+
+
+def older_note(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> str | None:
+    """The one line said when any input (``(path, document)``) was written by an older
+    spec-check: it is still read, and the line says what that means (a recording lacks the
+    facts added since, which are errors in this run). One line per run, however many files."""
+    from validator.versions import older_note as one
+
+    notes = [n for where, doc in documents if (n := one(kind, dict(doc), str(where)))]
+    if not notes:
+        return None
+    more = f" (and {len(notes) - 1} more like it)" if len(notes) > 1 else ""
+    return f"spec-check: note: {notes[0]}{more}"
+
+
+def apply_baseline(report: Any, path: Path | None) -> tuple[Any, str | None]:
+    """The report with the problems of the baseline result at ``path`` marked known
+    (validator/report/baseline.py), and the line that says how many were known and how many are
+    new (None without a baseline)."""
+    if path is None:
+        return report, None
+    from validator.report.baseline import apply_baseline as apply
+    from validator.report.baseline import load_baseline
+
+    report = apply(report, load_baseline(path), path)
+    known = report.extra["baseline"]["known"]
+    count = sum(1 for f in report.findings if f.against_verdict or (f.status.value == "warn" and not f.waived))
+    line = (f"spec-check: --baseline {path}: {known} known problem{'s' if known != 1 else ''} not counted; "
+            f"{count} still count{'s' if count == 1 else ''} (new, or an error: never baselined)")
+    return report, line
+
+
+def finished(report: Any, opts: Any, notes: Iterable[str | None]) -> tuple[Any, tuple[str, ...]]:
+    """The report with the baseline of ``opts`` applied, and the run's notes with the
+    baseline's line last (the order they are said in). A baseline that cannot be read
+    is an error raised with the notes before it attached (``notes_before``), so that a
+    caller still says them first."""
+    said = [n for n in notes if n]
+    try:
+        report, line = apply_baseline(report, opts.baseline)
+    except SpecCheckError as exc:
+        exc.notes_before = tuple(said)  # type: ignore[attr-defined]
+        raise
+    if line:
+        said.append(line)
+    return report, tuple(said)
+
+
+def with_endpoints(built: Built, urls: tuple[str, ...], origin: str) -> Built:
+    """``built`` with ``urls`` added to the ``scrape_endpoints`` parameter (MON-03's scrapes)."""
+    params = dict(built.ctx.params)
+    current = params.get("scrape_endpoints")
+    if current is None or not urls:
+        return built
+    merged = list(dict.fromkeys([*(current.value or []), *urls]))
+    params["scrape_endpoints"] = dataclasses.replace(
+        current, value=merged, text=", ".join(merged),
+        origin=origin if not current.value else f"{current.origin} + {origin}")
+    return Built(dataclasses.replace(built.ctx, params=params), built.pack)
