@@ -28,7 +28,7 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
     frozenset({"validator.yamlfile", "validator.jobs.source"}),
     # the job model, its detection and metrics call each other's helpers: goes with one
     # descriptor per job format (issue 21, deliverable 4)
-    frozenset({"validator.jobs.common", "validator.jobs.detection", "validator.jobs.metrics",
+    frozenset({"validator.jobs.common", "validator.jobs.failure_detection", "validator.jobs.metrics",
                "validator.jobs.model"}),
     # launcher parsing, shell parsing and tuning flags share parsers: goes when the shared
     # word parsers move to a module of their own

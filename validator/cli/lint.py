@@ -26,7 +26,7 @@ import click
 
 from validator.cli.common import build, common_options, evaluate_documents, finish, run_options
 from validator.errors import SpecCheckError
-from validator.jobs.detect import KINDS
+from validator.jobs.format_detection import KINDS
 
 UNREADABLE_RULE = "LINT-00.unreadable-config"
 UNREADABLE_REQ = "LINT-00"
@@ -64,7 +64,7 @@ def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
     it is not a config and its parse error is passed over; a recognizable config that
     does not parse (a DeepSpeed JSON with a stray comma) stays an error.
     """
-    from validator.jobs.detect import looks_like_config
+    from validator.jobs.format_detection import looks_like_config
     from validator.jobs.source import ReadError, read_text
 
     files = set(doc["facts"]["job.files"]["value"] or ())
