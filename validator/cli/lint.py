@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from validator.cli.common import build, common_options, evaluate_documents, finish, run_options
+from validator.cli.common import LiveChoice, build, common_options, evaluate_documents, finish, run_options
 from validator.errors import SpecCheckError
 from validator.jobs.format_detection import KINDS
 
@@ -213,7 +213,7 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 )
 @click.option(
     "--kind",
-    type=click.Choice(KINDS),
+    type=LiveChoice(KINDS),
     default=None,
     help="Force the format of every file instead of detecting it from the content.",
 )

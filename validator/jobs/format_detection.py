@@ -236,19 +236,21 @@ def _candidate(syntax: str, data: Any, path: Path | None = None) -> str | None:
             return None  # a plain batch/v1 Job: no training kind
         return "kubernetes" if kind in K8S_TRAINING_KINDS else None
     legacy = _marker_kind(syntax, data)
-    if legacy in ("lightning", "hf", None) and syntax == "yaml":
+    # a marker of a format whose keys detection scores (Lightning's ``trainer:``, HF's
+    # TrainingArguments names) is weighed against every scored format's evidence
+    if syntax == "yaml" and (legacy is None or legacy in registry.catalogued("yaml")):
         found = by_evidence(data, legacy, path)
         if found is None and path is not None and "defaults" in data:
             from validator.jobs import hydra
 
             return "hydra" if hydra.is_root(data, path) else None
         return found
-    if legacy == "torchtitan":
+    if syntax == "toml" and legacy in registry.catalogued("toml"):
         # torchtitan's marker is a section name ([training], [job]): the keys in them
         # must be mostly torchtitan's too
         (mine,) = rank(data, kinds=(legacy,))
         return legacy if mine.ratio >= ACCEPT_RATIO else None
-    if legacy in ("deepspeed", "hf") and syntax == "json":
+    if syntax == "json" and legacy in registry.catalogued("json"):
         # DeepSpeed's marker is one of its key names: an HF trainer_state.json has
         # train_batch_size too, among keys DeepSpeed never reads
         ev = next((e for e in rank(data, kinds=_scored_in("json")) if e.kind == legacy), None)
