@@ -38,7 +38,7 @@ class OutputFormat:
 
 OUTPUTS: tuple[OutputFormat, ...] = (
     OutputFormat("terminal", "validator.renderers.terminal:TerminalRenderer", ".txt", "text/plain",
-                 "for people, in a terminal (colour when it is one)", lists_passes=True),
+                 "for people, in a terminal", lists_passes=True),
     OutputFormat("json", "validator.renderers.json_:JsonRenderer", ".json", "application/json",
                  "the result itself: every other format is rendered from it"),
     OutputFormat("sarif", "validator.renderers.sarif:SarifRenderer", ".sarif", "application/sarif+json",
@@ -51,7 +51,7 @@ OUTPUTS: tuple[OutputFormat, ...] = (
                  "for a pull request comment or a job summary", lists_passes=True, optional=True),
     OutputFormat("html", "validator.renderers.html_:HtmlRenderer", ".html", "text/html",
                  "one self-contained page", shows_signature=True, optional=True),
-    OutputFormat("prometheus", "validator.renderers.prometheus:PrometheusRenderer", ".prom", "text/plain",
+    OutputFormat("prometheus", "validator.renderers.prometheus:PrometheusRenderer", ".prom", "text/plain; version=0.0.4",
                  "node_exporter textfile metrics", optional=True),
 )
 BY_NAME: dict[str, OutputFormat] = {o.name: o for o in OUTPUTS}
@@ -120,3 +120,15 @@ def get_renderer(name: str, **options: Any) -> Renderer:
     cls = getattr(importlib.import_module(module_name), cls_name)
     renderer: Renderer = cls(**options)
     return renderer
+
+
+
+def markdown_table() -> str:
+    """The table of output formats in docs/reports.md (a test keeps the two equal)."""
+    rows = ["| `--format` | writes | file extension | media type | lists passes (`--show passes`) |",
+            "|---|---|---|---|---|"]
+    for o in OUTPUTS:
+        signed = " (shows a signed result's signature)" if o.shows_signature else ""
+        passes = "yes" if o.lists_passes else "no"
+        rows.append(f"| `{o.name}` | {o.description}{signed} | `{o.extension}` | `{o.media_type}` | {passes} |")
+    return "\n".join(rows) + "\n"
