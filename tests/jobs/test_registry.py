@@ -180,3 +180,32 @@ def test_no_table_of_format_names_outside_the_registry() -> None:
 def test_the_scan_finds_a_table() -> None:
     tree = ast.parse('SETTINGS = {"megatron": 1, "hf_trainer": 2}\nX = ("a", "b")\n')
     assert [s for _, s in _tables(tree, _format_names())] == [frozenset({"megatron", "hf_trainer"})]
+
+
+def test_contributing_recipes_name_the_files_touched() -> None:
+    """The add-a-job-format and add-an-output-format walk-throughs name files that exist
+    (placeholders such as <name> match any), among them the registries, and every
+    descriptor field they name is one."""
+    import dataclasses
+    import re
+
+    from validator import renderers
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    want = {
+        "add a job-config format": ({"validator/jobs/registry.py", "tests/jobs/formats/MANIFEST.tsv"},
+                                    {f.name for f in dataclasses.fields(Format)}),
+        "add an output format": ({"validator/renderers/__init__.py", "docs/reports.md"},
+                                 {f.name for f in dataclasses.fields(renderers.OutputFormat)}),
+    }
+    for recipe, (files, fields) in want.items():
+        section = text.split(f"## Recipe: {recipe}", 1)[1].split("\n## ", 1)[0]
+        named = {m for m in re.findall(r"`([^` ]+)`", section) if "/" in m and not m.startswith(("--", '"'))}
+        assert files <= named, recipe
+        for path in sorted(named):
+            pattern = re.sub(r"<[a-z]+>", "*", path.split(":")[0])
+            assert list(ROOT.glob(pattern)), f"CONTRIBUTING.md ({recipe}) names {path}, which is not in the tree"
+        # the step that writes the registry line: every field it names is the descriptor's
+        step = next(p for p in re.split(r"\n\d\. ", section) if "`FORMATS`" in p or "`OUTPUTS`" in p)
+        named_fields = set(re.findall(r"`([a-z_]+)`", step)) - {"show_passes"}  # a renderer option
+        assert len(named_fields) >= 3 and named_fields <= fields, (recipe, named_fields - fields)

@@ -75,8 +75,8 @@ def test_the_format_choices_are_the_registry() -> None:
     from validator.cli.common import _format_names
 
     assert list(_format_names()) == sorted(o.name for o in renderers.OUTPUTS)
-    assert renderers.RENDERERS == {"terminal": renderers.BY_NAME["terminal"].target,
-                                   "json": renderers.BY_NAME["json"].target}
+    core = {"terminal": renderers.BY_NAME["terminal"].target, "json": renderers.BY_NAME["json"].target}
+    assert core == renderers.RENDERERS
     for o in renderers.OUTPUTS:  # every target is importable and renders
         mod, _, cls = o.target.partition(":")
         assert callable(getattr(__import__(mod, fromlist=[cls]), cls)), o.name

@@ -59,7 +59,7 @@ class LiveChoice(click.Choice):
         self._source = source
         super().__init__((), case_sensitive)
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[Any, ...]:
         return tuple(self._source)
 

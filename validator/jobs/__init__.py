@@ -9,6 +9,10 @@ does not stop the others: it is recorded under the document's ``"errors"`` (file
 message), which the CLI reports as ``error`` findings. One module per format family keeps each reader small:
 
 ========================  =================================================
+``registry``              one descriptor per format: detection, dispatch,
+                          ``--kind``, defaults and metrics derive from it
+``format_detection``      which format a file is (syntax, markers, key scores)
+``evidence``              decisive evidence, judged against every other format
 ``deepspeed``             DeepSpeed JSON (also inside HF / heredocs)
 ``lightning``             Lightning Trainer / LightningCLI / Hydra, NeMo 1.x
 ``hf``                    HF TrainingArguments, Accelerate config

@@ -130,7 +130,7 @@ def _all_known(fmt: Format, sect: str, block: dict[str, Any]) -> bool:
 
     cat = catalogue(fmt.catalogue) if fmt.catalogue and fmt.whole_sections else None
     known = cat.known(sect) if cat is not None else None
-    return bool(known) and all(k in known or k == "_target_" for k in block)
+    return known is not None and bool(known) and all(k in known or k == "_target_" for k in block)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ _SHELL_LAUNCH = ("shell", "deepspeed_launcher")  # what the shell reader records
 FORMATS: tuple[Format, ...] = (
     Format("deepspeed", "DeepSpeed JSON", "deepspeed:read", syntax="json", catalogue="deepspeed",
            scored_in=("json",), precedence=6,
-           framework=Framework("DeepSpeed", "microsoft/DeepSpeed@38327e0", "deepspeed", "deepspeed"), packages=("deepspeed",),
+           framework=Framework("DeepSpeed", "microsoft/DeepSpeed@38327e0", "deepspeed", "deepspeed"),
+           packages=("deepspeed",),
            metrics=Metrics({
                "gpu_utilization": "set steps_per_print: N (samples/sec) or wall_clock_breakdown: true",
                "memory": "set memory_breakdown: true",
@@ -162,12 +164,14 @@ FORMATS: tuple[Format, ...] = (
                "memory": "add the DeviceStatsMonitor callback",
                "collective_latency": NCCL_TIMING,
                "gradient_stats": "log lightning.pytorch.utilities.grad_norm(...) in on_before_optimizer_step",
-           }, ((), "lightning.logs_by_default")), packages=("lightning", "pytorch-lightning", "pytorch_lightning"),
+           }, ((), "lightning.logs_by_default")),
+           packages=("lightning", "pytorch-lightning", "pytorch_lightning"),
            collective_timeout=CollectiveTimeout("lightning.ddp_timeout", "lightning", replaces_torch=True)),
     Format("hf", "HF TrainingArguments", "hf:read_trainer",
            targets=r"transformers\.(?:Seq2Seq)?Training(?:Arguments)?$|transformers\.Trainer$",
            catalogue="hf", scored_in=("yaml", "json"), tag="hf_trainer", precedence=5,
-           framework=Framework("HF Transformers", "huggingface/transformers@00349ae", "hf", "hf"), packages=("transformers",),
+           framework=Framework("HF Transformers", "huggingface/transformers@00349ae", "hf", "hf"),
+           packages=("transformers",),
            metrics=Metrics({
                "gpu_utilization": "set include_num_input_tokens_seen: true (train_tokens_per_second)",
                "memory": "set skip_memory_metrics: false",
@@ -177,10 +181,12 @@ FORMATS: tuple[Format, ...] = (
            collective_timeout=CollectiveTimeout("hf.ddp_timeout", "hf:")),
     Format("accelerate", "Accelerate config", "hf:read_accelerate", catalogue="accelerate", precedence=7,
            framework=Framework("Accelerate", "huggingface/accelerate@16cb6eb", "accelerate", "accelerate",
-                               aliases=("accelerate launch",)), packages=("accelerate",)),
+                               aliases=("accelerate launch",)),
+           packages=("accelerate",)),
     Format("torchtitan", "torchtitan TOML", "torchtitan:read", syntax="toml", catalogue="torchtitan",
            scored_in=("toml",), precedence=1,
-           framework=Framework("torchtitan", "pytorch/torchtitan@b5bcd76", "torchtitan", "torchtitan"), packages=("torchtitan",),
+           framework=Framework("torchtitan", "pytorch/torchtitan@b5bcd76", "torchtitan", "torchtitan"),
+           packages=("torchtitan",),
            metrics=Metrics({
                "gpu_utilization": "keep torchtitan's metrics (tps, mfu every metrics.log_freq)",
                "memory": "keep torchtitan's metrics (memory/max_reserved every metrics.log_freq)",
@@ -193,7 +199,8 @@ FORMATS: tuple[Format, ...] = (
            sections={"model": frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size",
                                          "micro_batch_size", "megatron_amp_O2"})},
            needs_evidence=True, family="lightning", catalogue="nemo", precedence=3,
-           framework=Framework("NeMo", "NVIDIA/NeMo@8cfedd7", "nemo", "nemo"), packages=("nemo-toolkit", "nemo_toolkit"),
+           framework=Framework("NeMo", "NVIDIA/NeMo@8cfedd7", "nemo", "nemo"),
+           packages=("nemo-toolkit", "nemo_toolkit"),
            metrics=Metrics({
                "gpu_utilization": "set exp_manager.log_tflops_per_sec_per_gpu: true",
                "memory": "add the DeviceStatsMonitor callback",
@@ -240,12 +247,15 @@ FORMATS: tuple[Format, ...] = (
                "task": frozenset({"init_checkpoint", "train_data", "validation_data",
                                   "differential_privacy_config", "allow_image_summary"}),
            }, needs_evidence=True, whole_sections=True, catalogue="tfmg", tag="tf_model_garden",
-           framework=Framework("TF Model Garden", "tensorflow/models@0de1746", "tf-model-garden", "tfmg"), packages=("tf-models-official", "tf-models-nightly")),
+           framework=Framework("TF Model Garden", "tensorflow/models@0de1746", "tf-model-garden", "tfmg"),
+           packages=("tf-models-official", "tf-models-nightly")),
     Format("torchtune", "torchtune recipe", "recipes:read_torchtune", targets=r"torchtune\.",
            catalogue="torchtune", scored_in=("yaml",),
-           framework=Framework("torchtune", "torchtune 0.6.1", "torchtune", "torchtune"), packages=("torchtune",)),
+           framework=Framework("torchtune", "torchtune 0.6.1", "torchtune", "torchtune"),
+           packages=("torchtune",)),
     Format("axolotl", "axolotl", "recipes:read_axolotl", catalogue="axolotl", scored_in=("yaml",),
-           framework=Framework("axolotl", "axolotl 0.19.0", "axolotl", "axolotl"), packages=("axolotl",)),
+           framework=Framework("axolotl", "axolotl 0.19.0", "axolotl", "axolotl"),
+           packages=("axolotl",)),
     Format("levanter", "Levanter", "levanter:read", targets=r"levanter\.",
            keys=frozenset({"initialize_from_hf", "hf_save_path", "hf_save_steps", "eval_harness",
                            "use_hf_model_config", "z_loss_weight"}),
@@ -253,18 +263,21 @@ FORMATS: tuple[Format, ...] = (
                                            "fsdp_axis", "model_axis_size", "tensor_parallel_axes",
                                            "replica_dcn_axis_size", "jax_config", "steps_per_eval"})},
            needs_evidence=True, whole_sections=True, catalogue="levanter", scored_in=("yaml",),
-           framework=Framework("levanter", "levanter 1.2.dev1644", "levanter", "levanter"), packages=("levanter",)),
+           framework=Framework("levanter", "levanter 1.2.dev1644", "levanter", "levanter"),
+           packages=("levanter",)),
     Format("litgpt", "LitGPT", "litgpt:read", targets=r"litgpt\.",
            keys=frozenset({"initial_checkpoint_dir", "logger_name", "tokenizer_dir", "out_dir",
                            "checkpoint_dir", "lora_query", "lora_value"}),
            catalogue="litgpt", scored_in=("yaml",),
-           framework=Framework("LitGPT", "litgpt 0.5.13", "litgpt", "litgpt"), packages=("litgpt",)),
+           framework=Framework("LitGPT", "litgpt 0.5.13", "litgpt", "litgpt"),
+           packages=("litgpt",)),
     Format("llmfoundry", "llm-foundry", "composer:read_llmfoundry", targets=r"llmfoundry\.",
            keys=frozenset({"train_loader", "eval_loader", "eval_loaders", "icl_tasks", "eval_gauntlet",
                            "variables", "autoresume", "icl_seq_len", "eval_first", "algorithms",
                            "loggers", "dist_timeout"}),
            needs_evidence=True, catalogue="llm-foundry", scored_in=("yaml",),
-           framework=Framework("llm-foundry (Composer)", "llm-foundry 0.22.0", "llm-foundry", "llm-foundry"), packages=("llm-foundry", "llm_foundry")),
+           framework=Framework("llm-foundry (Composer)", "llm-foundry 0.22.0", "llm-foundry", "llm-foundry"),
+           packages=("llm-foundry", "llm_foundry")),
     Format("olmo", "OLMo", "composer:read_olmo", targets=r"olmo(?:_core)?\.",
            keys=frozenset({"try_load_latest_save", "save_interval_ephemeral", "sharded_checkpointer",
                            "speed_monitor", "evaluators", "distributed_strategy", "save_interval_unsharded",
@@ -274,10 +287,12 @@ FORMATS: tuple[Format, ...] = (
                                          "include_bias", "bias_for_layer_norm", "rope", "flash_attention",
                                          "multi_query_attention", "attention_layer_norm", "block_group_size"})},
            needs_evidence=True, catalogue="olmo", scored_in=("yaml",),
-           framework=Framework("OLMo", "ai2-olmo 0.6.0", "OLMo", "olmo"), packages=("ai2-olmo", "ai2_olmo")),
+           framework=Framework("OLMo", "ai2-olmo 0.6.0", "OLMo", "olmo"),
+           packages=("ai2-olmo", "ai2_olmo")),
     Format("skypilot", "SkyPilot task", "skypilot:read", catalogue="skypilot", scored_in=("yaml",),
            launch_tags=("skypilot",),
-           framework=Framework("SkyPilot", "skypilot 0.14.1", "skypilot", "skypilot"), packages=("skypilot", "skypilot-nightly")),
+           framework=Framework("SkyPilot", "skypilot 0.14.1", "skypilot", "skypilot"),
+           packages=("skypilot", "skypilot-nightly")),
     Format("kubernetes", "Kubernetes training resource", "k8s:read_kubernetes", manifest=True,
            launch_tags=("mpijob", "rayjob", "jobset", "volcano-job", "trainjob")),
     Format("hydra", "Hydra root config", "hydra:read", hydra_bases=False),
@@ -344,7 +359,7 @@ class Kinds(Sequence[str]):
     """``kinds()`` as a sequence read on each use: a click ``--kind`` choice built once at
     import still offers a format registered later."""
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, i: Any) -> Any:
         return kinds()[i]
 
     def __len__(self) -> int:

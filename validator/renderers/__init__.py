@@ -51,8 +51,8 @@ OUTPUTS: tuple[OutputFormat, ...] = (
                  "for a pull request comment or a job summary", lists_passes=True, optional=True),
     OutputFormat("html", "validator.renderers.html_:HtmlRenderer", ".html", "text/html",
                  "one self-contained page", shows_signature=True, optional=True),
-    OutputFormat("prometheus", "validator.renderers.prometheus:PrometheusRenderer", ".prom", "text/plain; version=0.0.4",
-                 "node_exporter textfile metrics", optional=True),
+    OutputFormat("prometheus", "validator.renderers.prometheus:PrometheusRenderer", ".prom",
+                 "text/plain; version=0.0.4", "node_exporter textfile metrics", optional=True),
 )
 BY_NAME: dict[str, OutputFormat] = {o.name: o for o in OUTPUTS}
 
@@ -93,7 +93,7 @@ class Names(Sequence[str]):
     def _names(self) -> list[str]:
         return sorted(available())
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, i: Any) -> Any:
         return self._names()[i]
 
     def __len__(self) -> int:
