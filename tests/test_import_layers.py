@@ -26,6 +26,10 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
     # LineDict/LineList for line-tracked files: goes when the reader and the line-tracking
     # types sit in one io/ package (harden owns yamlfile.py this round)
     frozenset({"validator.yamlfile", "validator.jobs.source"}),
+    # the job model, its detection and metrics call each other's helpers: goes with one
+    # descriptor per job format (issue 21, deliverable 4)
+    frozenset({"validator.jobs.common", "validator.jobs.failure_detection", "validator.jobs.metrics",
+               "validator.jobs.model"}),
     # launcher parsing, shell parsing and tuning flags share parsers: goes when the shared
     # word parsers move to a module of their own
     frozenset({"validator.jobs.launch", "validator.jobs.shell", "validator.jobs.tune"}),

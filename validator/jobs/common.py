@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from validator.jobs.model import JobModel
-from validator.jobs.values import as_bool, as_float, as_int  # re-exported: readers call c.as_float
 
 HALF = ("bf16", "fp16", "fp8")
 
@@ -34,6 +33,50 @@ DEFAULT_RESTORING = {"CUDA_LAUNCH_BLOCKING": ("0",), "TORCH_NCCL_DESYNC_DEBUG": 
 
 def _restores_default(name: str, value: str) -> bool:
     return value.strip().strip("'\"") in DEFAULT_RESTORING.get(name, ())
+
+
+def as_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        s = v.strip().replace("_", "")
+        if re.fullmatch(r"[-+]?\d+", s):
+            return int(s)
+        if re.fullmatch(r"[-+]?\d+(\.0*)?([eE]\+?\d+)?", s):
+            f = float(s)
+            return int(f) if f.is_integer() else None
+    return None
+
+
+def as_float(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip().replace("_", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def as_bool(v: Any) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("true", "yes", "1", "on"):
+            return True
+        if s in ("false", "no", "0", "off", "none", ""):
+            return False
+    return None
 
 
 def _not_set(v: Any) -> bool:

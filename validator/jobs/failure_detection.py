@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from validator.jobs import values as c
+from validator.jobs import common as c
 from validator.jobs.defaults import cite, read_in, value_of
 
 
@@ -218,7 +218,7 @@ def _cite_default(source: str) -> str:
 def derive(m: Any, collective: Any) -> None:
     """``job.recovery.crash_detection`` and ``job.recovery.hang_detection``: the fastest
     mechanism per mode, with every other one found and any caveat in the source."""
-    from validator.jobs.entries import Entry
+    from validator.jobs.model import Entry
 
     mechs: list[Mechanism] = list(m.mechanisms)
     coll = _collective(m, collective)

@@ -76,7 +76,7 @@ def _counts(family: str, source: str) -> bool:
 
 def derive(m: Any) -> None:
     """``job.metrics.<family>`` for the four families (only where a format was detected)."""
-    from validator.jobs.entries import Entry
+    from validator.jobs.model import Entry
 
     if not m.formats:
         return
@@ -105,7 +105,7 @@ def _not_shown(m: Any, fw: str | None, fam: str, key: str, first: str | None) ->
     """A family no file turns on: ``not emitted`` where the job's files hold the place that
     would turn it on (the framework's config, or the launch environment for collective
     latency), else an error value saying the files cannot show it either way."""
-    from validator.jobs.entries import Entry
+    from validator.jobs.model import Entry
 
     setting = settings(fw or "").get(fam)
     if setting is None and fam == "collective_latency" and m.torch and set(m.formats) & registry.launch_tags():

@@ -25,10 +25,10 @@ computed in ``finish()``; their arithmetic is spelled out in the value or the so
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from validator.facts import document as fdoc
-from validator.jobs.entries import Entry  # re-exported: one value of the job model
 
 METRIC_FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
 
@@ -107,6 +107,32 @@ def _out_of_range(name: str, value: Any) -> bool:
     if isinstance(value, float) and not math.isfinite(value):
         return not (math.isinf(value) and value > 0 and FACTS.get(name) == "sec")  # "unlimited" time
     return abs(value) > limit
+
+
+@dataclass
+class Entry:
+    value: Any
+    file: str | None
+    line: int | None
+    source: str
+    default: bool = False
+    error: str | None = None  # the value is of the wrong type, or files disagree
+    override: bool = False  # a command-line flag: beats a config file's value
+    layer: float = 0.0  # Hydra composition order of the file it came from (hydra.py)
+    key: str | None = None  # a framework default: its row in validator/jobs/defaults.py
+
+    def origin(self) -> str:
+        """The source as outputs show it: a framework default names its framework, the
+        version and source file it was read in (``defaults.origin``)."""
+        if not self.default:
+            return self.source
+        from validator.jobs import defaults
+
+        if self.key is not None:
+            return defaults.origin(self.key, self.file, self.source)
+        if self.source.startswith("default: "):
+            return defaults.describe(self.source.removeprefix("default: "), self.file)
+        return self.source
 
 
 class JobModel:
