@@ -101,7 +101,7 @@ def test_a_value_that_is_no_quantity_gets_an_example_in_its_own_unit(setting: st
 
 
 def test_a_refusal_that_lists_kinds_lists_all_and_names_the_other_files(tmp_path: Path) -> None:
-    from validator.jobs.detect import KINDS
+    from validator.jobs.format_detection import KINDS
 
     for name in ("a.yaml", "b.yaml"):
         (tmp_path / name).write_text(f"{name[0]}_unknown_key: 1\n")

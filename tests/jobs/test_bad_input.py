@@ -310,7 +310,7 @@ def test_plain_shell_script_is_no_job(tmp_path: Path) -> None:
     ],
 )
 def test_job_shell_scripts_are_recognized(text: str) -> None:
-    from validator.jobs.detect import syntax_of
+    from validator.jobs.format_detection import syntax_of
 
     assert syntax_of(Path("run.sh"), text) == "shell"
 
@@ -325,7 +325,7 @@ def test_job_shell_scripts_are_recognized(text: str) -> None:
     ],
 )
 def test_other_shell_scripts_are_not(text: str) -> None:
-    from validator.jobs.detect import syntax_of
+    from validator.jobs.format_detection import syntax_of
 
     assert syntax_of(Path("build.sh"), text) is None
 

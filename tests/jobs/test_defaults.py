@@ -9,7 +9,7 @@ from the tables rather than from a list of rules:
   ``model.default(..., 500, ...)`` with a literal fails here), and every key they name is
   a row;
 * every row is used: filled in by a reader for one of the minimal jobs below, or cited by
-  the v1.1 mechanisms (detection.py, metrics.py), so a row no code reads does not linger;
+  the v1.1 mechanisms (failure_detection.py, metrics.py, registry.py), so a row no code reads does not linger;
 * for each minimal job, which sets as little as its format allows, every default filled
   in shows in the fact's source with framework, version and source file, and every rule
   judged on such a value (or on one computed from it) says so in its finding.
@@ -234,13 +234,15 @@ def test_every_table_row_is_read_by_a_reader_or_a_mechanism(tmp_path: Path) -> N
     used: set[str] = set()
     for name in CASES:
         used |= {k for _, k in _read(tmp_path, name)[1]}
-    from validator.jobs import detection, metrics
+    from validator.jobs import failure_detection as detection
+    from validator.jobs import registry
 
     rows = _rows()
     for path in JOBS.glob("*.py"):  # the keys the modules name (the v1.1 mechanisms cite theirs)
         if path.name != "defaults.py":
             used |= set(re.findall(r'["\']([\w-]+\.\w+)["\']', path.read_text())) & rows
-    used |= {k for _, k in detection._COLLECTIVE_DEFAULTS} | {k for _, k in metrics.BY_DEFAULT.values()}
+    used |= {k for _, k in detection.collective_defaults()} | {
+        f.metrics.by_default[1] for f in registry.FORMATS if f.metrics and f.metrics.by_default}
     # MaxText's base.yml keys the reader looks up without filling a fact (run_name, model_name)
     maxtext = (JOBS / "maxtext.py").read_text()
     axes = [f"{a}_{x}_parallelism" for a in ("ici", "dcn") for x in ("tensor", "pipeline", "context")]

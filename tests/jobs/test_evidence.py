@@ -1,4 +1,5 @@
-"""Detection by evidence only one framework leaves (validator/jobs/formats.py): section
+"""Detection by evidence only one framework leaves (validator/jobs/evidence.py, each format's
+descriptor in validator/jobs/registry.py): section
 names frameworks share (``trainer:``, ``task:``, ``model:``) decide nothing. Read on the
 real configs of frameworks spec-check does not read (tests/corpus/unclaimed_yaml: verl,
 fairseq, a Composer trainer built by Hydra) and on those of formats it does."""
@@ -14,7 +15,8 @@ import pytest
 import yaml
 
 from tests.jobs.util import facts, value
-from validator.jobs import detect, formats
+from validator.jobs import format_detection as detect
+from validator.jobs import registry as formats
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 UNCLAIMED = sorted((CORPUS / "unclaimed_yaml").glob("*.yaml"))
@@ -27,8 +29,6 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_structured_kind_has_one_descriptor_with_a_reader() -> None:
     for kind in detect.KINDS:
-        if kind in (*detect.SHELL_KINDS, "env"):
-            continue  # shell scripts and env files are read by the launch-line reader
         fmt = formats.BY_NAME[kind]
         assert fmt.claimed and callable(formats.reader(kind)), kind
     for fmt in formats.FORMATS:

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from tests.jobs.util import CORPUS, facts, line, spec_check, value
-from validator.jobs import detect, read_job
+from validator.jobs import format_detection as detect
+from validator.jobs import read_job
 from validator.jobs.keys import catalogue, names
 
 HERE = Path(__file__).resolve().parent / "formats"

@@ -163,15 +163,18 @@ def test_docs_defaults_is_generated_from_the_tables() -> None:
 
 
 def test_every_default_key_the_v11_readers_cite_is_in_a_table() -> None:
-    from validator.jobs import defaults, detection, metrics
+    from validator.jobs import defaults, metrics, registry
+    from validator.jobs import failure_detection as detection
 
     root = Path(detection.__file__).parent
     keys = set()
-    for mod in ("detection.py", "metrics.py"):
+    for mod in ("failure_detection.py", "metrics.py", "registry.py"):
         keys |= set(re.findall(r'(?:cite|value_of)\("([\w.]+)"\)', (root / mod).read_text()))
         keys |= set(re.findall(r'"(\w+\.\w+)"\)', (root / mod).read_text())) & {
             f"{t}.{r}" for t, tab in defaults.TABLES.items() for r in tab.rows}
-    keys |= {k for _, k in detection._COLLECTIVE_DEFAULTS} | {k for _, k in metrics.BY_DEFAULT.values()}
+    keys |= {k for _, k in detection.collective_defaults()} | {
+        f.metrics.by_default[1] for f in registry.FORMATS if f.metrics and f.metrics.by_default}
+    assert metrics.FAMILIES
     assert keys, "no default cited"
     for k in keys:
         defaults.row(k)  # KeyError names a missing row

@@ -51,7 +51,7 @@ def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
     it is not a config and its parse error is passed over; a recognizable config that
     does not parse (a DeepSpeed JSON with a stray comma) stays an error.
     """
-    from validator.jobs.detect import looks_like_config
+    from validator.jobs.format_detection import looks_like_config
     from validator.io.source import ReadError, read_text
 
     files = set(doc["facts"]["job.files"]["value"] or ())

@@ -62,10 +62,29 @@ class RunOptions:
         )
 
 
-def _format_names() -> list[str]:
-    from validator.renderers import available
+def format_names() -> Any:
+    """The ``--format`` choices: every available output format (``validator.renderers.OUTPUTS``),
+    read on each use."""
+    from validator.renderers import Names
 
-    return sorted(available())
+    return Names()
+
+
+class LiveChoice(click.Choice):
+    """A ``click.Choice`` whose choices are read from a registry on each use (click copies
+    them once, at import): a format registered later (a plug-in) is offered too."""
+
+    def __init__(self, source: Any, case_sensitive: bool = True) -> None:
+        self._source = source
+        super().__init__((), case_sensitive)
+
+    @property
+    def choices(self) -> tuple[Any, ...]:
+        return tuple(self._source)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:  # click.Choice.__init__ assigns it
+        pass
 
 
 def common_options(func: F) -> F:
@@ -77,7 +96,7 @@ def common_options(func: F) -> F:
                      help="YAML file overriding spec parameters."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override one spec parameter (repeatable), e.g. --set fabric_port_rate=200Gb/s."),
-        click.option("--format", "fmt", type=click.Choice(_format_names()), default="terminal",
+        click.option("--format", "fmt", type=LiveChoice(format_names()), default="terminal",
                      show_default=True, help="Output format."),
         click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
                      help="Write the report to FILE (atomically) instead of stdout."),
@@ -172,10 +191,10 @@ def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) 
     A reader that goes away (``check | head -1``) is not a failed run: the rest of the
     report is dropped quietly and the caller still exits with the verdict's code, so a
     Slurm prolog under ``set -o pipefail`` does not drain a healthy node."""
-    from validator.renderers import get_renderer
+    from validator.renderers import BY_NAME, get_renderer
     from validator.renderers.escape import clean_report
 
-    if fmt not in ("terminal", "markdown"):  # --show passes: only these list or count passes
+    if not BY_NAME[fmt].lists_passes:  # --show passes: only the formats that list or count passes
         renderer_options.pop("show_passes", None)
     renderer = get_renderer(fmt, **renderer_options)
     report = clean_report(report)  # control characters and undecodable names shown as escapes

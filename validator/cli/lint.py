@@ -28,8 +28,8 @@ import click
 from validator.api.lint import lint_documents as lint_documents  # re-exported: tests
 from validator.api.lint import lint_jobs
 from validator.api.options import LintOptions
-from validator.cli.common import call, common_options, finish_outcome, run_options
-from validator.jobs.detect import KINDS
+from validator.cli.common import LiveChoice, call, common_options, finish_outcome, run_options
+from validator.jobs.format_detection import KINDS
 
 
 @click.command()
@@ -49,7 +49,7 @@ from validator.jobs.detect import KINDS
 )
 @click.option(
     "--kind",
-    type=click.Choice(KINDS),
+    type=LiveChoice(KINDS),
     default=None,
     help="Force the format of every file instead of detecting it from the content.",
 )

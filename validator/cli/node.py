@@ -16,7 +16,7 @@ from validator.api.steps import with_endpoints as with_endpoints  # re-exported:
 from validator.cli.common import call, common_options, finish_outcome, run_options, write_atomic
 
 
-def _root_options(func: Any) -> Any:
+def root_options(func: Any) -> Any:
     for option in reversed([
         click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/sys"),
                      show_default=True, help="Where the host's /sys is mounted (as node_exporter's --path.sysfs)."),
@@ -75,7 +75,7 @@ def _check_urls(urls: tuple[str, ...]) -> None:
 @click.command()
 @click.option("--facts", "facts_files", multiple=True, type=click.Path(path_type=Path),
               help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
-@_root_options
+@root_options
 @_event_options
 @_scrape_options
 @common_options
@@ -101,7 +101,7 @@ def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path
               help="Write the facts to FILE (atomically) instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
               help="Facts are JSON (schema spec/facts.schema.json).")
-@_root_options
+@root_options
 @_event_options
 @_scrape_options
 def probe(output: Path | None, fmt: str, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from validator.cli.common import format_names, note_older, render, show_option, write_atomic
+from validator.cli.common import LiveChoice, format_names, note_older, render, show_option, write_atomic
 
 
 def _waived(report: Any, waivers: Path) -> Any:
@@ -39,12 +39,18 @@ def _waived(report: Any, waivers: Path) -> Any:
     return apply_waivers(report, load_waivers(waivers, pack, spec))
 
 
+def _shows_signature(fmt: str) -> bool:
+    from validator.renderers import BY_NAME
+
+    return BY_NAME[fmt].shows_signature
+
+
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(format_names()),
+    type=LiveChoice(format_names()),
     default="terminal",
     show_default=True,
     help="Output format.",
@@ -83,8 +89,9 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
         loaded.append((str(path), rep))
         raw.append((path, data))
         sig = data.get("signature")
-        # shown by the HTML page only: a JSON written from it is not itself signed
-        if len(results) == 1 and isinstance(sig, dict) and fmt == "html":
+        # shown by the formats that show a signature (the HTML page): a JSON written from it
+        # is not itself signed
+        if len(results) == 1 and isinstance(sig, dict) and _shows_signature(fmt):
             signature = {k: sig.get(k) for k in ("algorithm", "key_fingerprint", "signed_at")}
             signature["file"] = path.name
     rep = merge_reports(loaded, generated_at=now_utc()) if len(loaded) > 1 else loaded[0][1]

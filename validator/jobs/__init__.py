@@ -9,6 +9,10 @@ does not stop the others: it is recorded under the document's ``"errors"`` (file
 message), which the CLI reports as ``error`` findings. One module per format family keeps each reader small:
 
 ========================  =================================================
+``registry``              one descriptor per format: detection, dispatch,
+                          ``--kind``, defaults and metrics derive from it
+``format_detection``      which format a file is (syntax, markers, key scores)
+``evidence``              decisive evidence, judged against every other format
 ``deepspeed``             DeepSpeed JSON (also inside HF / heredocs)
 ``lightning``             Lightning Trainer / LightningCLI / Hydra, NeMo 1.x
 ``hf``                    HF TrainingArguments, Accelerate config
@@ -235,7 +239,8 @@ def walk_files(root: Path, model: Any) -> list[Path]:
 
 def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: Any) -> None:
     from validator.io.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
-    from validator.jobs import detect
+    from validator.jobs import format_detection as detect
+    from validator.jobs import registry
     from validator.jobs.base import Ctx
 
     file = str(path)
@@ -243,16 +248,10 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
         text = read_text(path)
         if not text.strip():
             raise ReadError("empty file")
-        syntax: str | None
-        if kind in detect.SHELL_KINDS:
-            syntax = "shell"
-        elif kind == "env":
-            syntax = "env"
-        elif kind == "torchtitan":
-            syntax = "toml"
-        elif kind in ("deepspeed",) and path.suffix.lower() != ".yaml":
-            syntax = "json"
-        else:
+        syntax: str | None = registry.BY_NAME[kind].syntax if kind in registry.BY_NAME else None
+        if syntax == "json" and path.suffix.lower() == ".yaml":
+            syntax = None  # a JSON format written as YAML (ds_config.yaml): read as the file is
+        if syntax is None:
             syntax = detect.syntax_of(path, text)
             if kind and syntax in ("shell", "env", None):
                 syntax = "yaml"
@@ -267,7 +266,8 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
             _keep(model, file, text)
             from validator.jobs import shell
 
-            (shell.read if syntax == "shell" else shell.read_env)(ctx)
+            # a shell format named with --kind: its reader; else the syntax decides
+            (registry.reader(kind) if kind else shell.read if syntax == "shell" else shell.read_env)(ctx)
             return
         parser = {"json": parse_json, "toml": parse_toml, "yaml": parse_yaml}[syntax]
         ctx.tree = parser(text, file)
@@ -275,7 +275,8 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
             # a multi-document manifest: the training resource, wherever it stands
             # (a Service or ConfigMap often comes first)
             for i, doc in enumerate(ctx.tree.docs):
-                if detect.kind_of_tree(syntax, doc, path) in ("kubernetes", "pytorchjob"):
+                found = detect.kind_of_tree(syntax, doc, path)
+                if found is not None and registry.BY_NAME[found].manifest:
                     ctx.tree.use_document(i)
                     break
         k = kind or detect.kind_of_tree(syntax, ctx.tree.data, path)
@@ -321,10 +322,10 @@ def _keep(model: Any, file: str, text: str) -> None:
 
 
 def _dispatch(k: str, ctx: Any) -> None:
-    """Run format ``k``'s reader (its descriptor in ``formats.FORMATS`` names it)."""
-    from validator.jobs import formats, hydra
+    """Run format ``k``'s reader (its descriptor in ``registry.FORMATS`` names it)."""
+    from validator.jobs import hydra, registry
 
-    formats.reader(k)(ctx)
-    if k != "hydra" and ctx.path.suffix.lower() in (".yaml", ".yml") and isinstance(ctx.tree.data, dict) \
-            and isinstance(ctx.tree.data.get("defaults"), list):
+    registry.reader(k)(ctx)
+    if registry.BY_NAME[k].hydra_bases and ctx.path.suffix.lower() in (".yaml", ".yml") \
+            and isinstance(ctx.tree.data, dict) and isinstance(ctx.tree.data.get("defaults"), list):
         hydra.follow(ctx)  # a Hydra config of a known format (trainer/ddp.yaml): its bases too

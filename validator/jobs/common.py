@@ -167,7 +167,7 @@ def _v11_env(model: JobModel, name: str, value: str, file: str, line: int | None
     """What rule pack v1.1 reads from the environment and v1.0 did not (so v1.0's facts stay
     as they were): NCCL watchdog and torchft settings (REC-02), an NCCL profiler plugin or
     the NCCL inspector as a collective-latency metric (MON-01)."""
-    from validator.jobs import detection
+    from validator.jobs import failure_detection as detection
 
     detection.env(model, name, value, file, line)
     # (job.metrics.families keeps one source per family: a flight recorder read first would hide these)

@@ -12,7 +12,8 @@ and checks that every row is used. ``docs/defaults.md`` is generated from the ta
 (``python -m validator.jobs.defaults``) and a test keeps the two equal.
 
 **Labels.** Every output says of such a value that it is the *default of <framework>*
-(``FRAMEWORKS``: display name, and the source snapshot named in
+(``frameworks()``, from each format's descriptor in ``registry.py``: display name, and the
+source snapshot named in
 ``shared/reference/training-configs.md``), that it is *not set in your files*, the setting
 and value, the version and source file the row was read in (:func:`cite`), and where it
 would be set (:func:`origin`): "default of PyTorch (not set in your files;
@@ -31,38 +32,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# source prefix -> (framework, where the default was read: repository@commit)
-FRAMEWORKS: dict[str, tuple[str, str]] = {
-    "deepspeed": ("DeepSpeed", "microsoft/DeepSpeed@38327e0"),
-    "hf": ("HF Transformers", "huggingface/transformers@00349ae"),
-    "accelerate": ("Accelerate", "huggingface/accelerate@16cb6eb"),
-    "accelerate launch": ("Accelerate", "huggingface/accelerate@16cb6eb"),
-    "lightning": ("Lightning", "Lightning-AI/pytorch-lightning@7f0c343"),
-    "nemo": ("NeMo", "NVIDIA/NeMo@8cfedd7"),
-    "megatron": ("Megatron-LM", "NVIDIA/Megatron-LM@d98e8a6"),
-    "torchtitan": ("torchtitan", "pytorch/torchtitan@b5bcd76"),
-    "torchrun": ("torchrun", "pytorch/pytorch@010929f"),
-    "torch.distributed": ("PyTorch", "pytorch/pytorch@010929f"),
-    "sbatch": ("Slurm", "SchedMD/slurm@284c3b9"),
-    "tf-model-garden": ("TF Model Garden", "tensorflow/models@0de1746"),
-    "maxtext": ("MaxText", "AI-Hypercomputer/maxtext@e591f30"),
-    # the readers of issue 9 part A: the release their key catalogue was read from
-    # (validator/jobs/keys/<framework>.json), where the default was checked
-    "torchtune": ("torchtune", "torchtune 0.6.1"),
-    "axolotl": ("axolotl", "axolotl 0.19.0"),
-    "levanter": ("levanter", "levanter 1.2.dev1644"),
-    "litgpt": ("LitGPT", "litgpt 0.5.13"),
-    "llm-foundry": ("llm-foundry (Composer)", "llm-foundry 0.22.0"),
-    "OLMo": ("OLMo", "ai2-olmo 0.6.0"),
-    "skypilot": ("SkyPilot", "skypilot 0.14.1"),
-}
+from validator.jobs import registry
+
+
+def frameworks() -> dict[str, tuple[str, str]]:
+    """Source prefix -> (framework, where the default was read: repository@commit, or the
+    release its key catalogue was read from): each format's ``Format.framework``."""
+    return {label: (fw.display, fw.snapshot) for label, fw in registry.framework_by_label().items()}
+
+
+def _framework(label: str) -> tuple[str, str] | None:
+    fw = registry.framework_by_label().get(label)
+    return (fw.display, fw.snapshot) if fw is not None else None
+
 
 NOT_SET = "not set in your files"
-
-
-# display names of frameworks whose readers name their defaults by catalogue name
-NAMES = {"llm-foundry": "llm-foundry (Composer)", "olmo": "OLMo", "litgpt": "LitGPT",
-         "skypilot": "SkyPilot"}
 
 
 def framework_of(detail: str) -> tuple[str, str] | None:
@@ -70,14 +54,15 @@ def framework_of(detail: str) -> tuple[str, str] | None:
     where it was read: the table above, else the framework's key catalogue
     (``validator/jobs/keys``: package and version it was generated from)."""
     head = detail.split(":", 1)[0].strip() if ":" in detail else detail.split(" ", 1)[0]
-    if head in FRAMEWORKS:
-        return FRAMEWORKS[head]
+    fw = _framework(head)
+    if fw is not None:
+        return fw
     from validator.jobs import keys
 
     cat = keys.catalogue(head) if head.replace("-", "").isalnum() else None
     if cat is None:
         return None
-    return NAMES.get(head, head), f"{cat.package} {cat.version}"
+    return registry.display_by_catalogue().get(head, head), f"{cat.package} {cat.version}"
 
 
 def describe(detail: str, file: str | None) -> str:
@@ -393,12 +378,6 @@ def _shown(d: Default) -> str:
     return f"{d.value}" + (f" {d.unit}" if d.unit else "")
 
 
-# a table -> its FRAMEWORKS label (display name and the snapshot the readers' defaults were read in)
-_LABEL = {"torch": "torch.distributed", "megatron": "megatron", "deepspeed": "deepspeed", "hf": "hf",
-          "lightning": "lightning", "torchtitan": "torchtitan", "maxtext": "maxtext",
-          "tfmg": "tf-model-garden", "slurm": "sbatch", "accelerate": "accelerate", "nemo": "nemo",
-          "llm-foundry": "llm-foundry", "olmo": "OLMo", "levanter": "levanter", "litgpt": "litgpt",
-          "torchtune": "torchtune", "axolotl": "axolotl", "skypilot": "skypilot"}
 _NAMES = {"nvrx": "NVIDIA Resiliency Extension", "volcano": "Volcano"}
 
 
@@ -409,8 +388,8 @@ def cite(key: str) -> str:
     table, d = row(key)
     if key.endswith(".logs_by_default"):
         return f"{_version(table, d)} logs by default ({d.source_file}): {d.value}"
-    label = "torchrun" if d.setting.startswith("torchrun") else _LABEL.get(table.framework)
-    fw = FRAMEWORKS.get(label or "")
+    label = "torchrun" if d.setting.startswith("torchrun") else registry.label_of_table().get(table.framework)
+    fw = _framework(label or "")
     head = (f"default of {fw[0]} ({NOT_SET}; {fw[1]})" if fw
             else f"default of {_NAMES.get(table.framework, table.framework)} ({NOT_SET})")
     note = f", {d.note}" if d.note else ""
@@ -436,7 +415,7 @@ def _said(key: str) -> str:
     """A filled-in default as the reader records it ("hf: save_steps = 500 steps")."""
     framework = key.partition(".")[0]
     d = row(key)[1]
-    return f"{_LABEL.get(framework, framework)}: {d.setting} = {_shown(d)}"
+    return f"{registry.label_of_table().get(framework, framework)}: {d.setting} = {_shown(d)}"
 
 
 def origin(key: str, file: str | None, source: str = "") -> str:

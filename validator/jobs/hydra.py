@@ -5,7 +5,7 @@ picks one option file per group (``trainer: default`` is ``configs/trainer/defau
 ``callbacks: default`` is ``configs/callbacks/default.yaml``), which Hydra composes under
 the group's key. Linting the root reads each picked file that exists, as part of the job,
 each by its own format (a file in ``trainer/`` is read as the Lightning trainer, see
-``detect.HYDRA_GROUPS``). Entries that pick nothing (``logger: null``) are skipped;
+``Format.hydra_groups`` in registry.py). Entries that pick nothing (``logger: null``) are skipped;
 ``override``/``optional`` prefixes are dropped. A group path is relative to the config
 that names it (``- default`` in ``trainer/ddp.yaml`` is ``trainer/default.yaml``, the base
 the option builds on); a leading ``/`` makes it absolute, from the config root (an

@@ -34,7 +34,7 @@ def apply(ctx: Ctx, flags: Flags) -> None:
     if launchers:
         m.torch = True
     _slurm(ctx, flags)
-    from validator.jobs import detection  # rule pack v1.1: crash and hang mechanisms
+    from validator.jobs import failure_detection as detection  # rule pack v1.1: crash and hang mechanisms
 
     detection.launcher_flags(ctx, flags, launchers)
     if "tune" in launchers:  # torchtune's tune run (torchrun's options, when given)

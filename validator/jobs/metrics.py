@@ -12,6 +12,9 @@ can show it:
 * ``not emitted``: the source names, for the detected framework, the exact setting that
   would emit it and what the framework already logs by default.
 
+Each framework's settings and what it logs by default are its descriptor's ``metrics``
+(``registry.py``); which framework speaks for a job of several, its ``precedence``.
+
 A family a platform provides for every job (DCGM exporter, NCCL inspector) is declared in
 the profile (``platform_metric_families``); the rule then passes it as "provided by the
 platform", and MON-03 checks on the nodes that the exporter runs and exports it.
@@ -25,85 +28,39 @@ from __future__ import annotations
 
 from typing import Any
 
+from validator.jobs import registry
 from validator.jobs.defaults import cite
 
 FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
 FACT = {f: f"job.metrics.{f}" for f in FAMILIES}
 
 # Collective latency outside any framework: the same for every PyTorch job.
-_NCCL = ("set TORCH_NCCL_ENABLE_TIMING=1 (per-collective durations), or declare the platform's NCCL "
-         "profiler plugin (NCCL_PROFILER_PLUGIN, e.g. the NCCL inspector) in the profile")
+_NCCL = registry.NCCL_TIMING
 
-# framework -> family -> the setting that emits it (what a user writes); None: no setting of
-# the framework's config can (the training loop logs it or not, which no file shows)
-SETTINGS: dict[str, dict[str, str | None]] = {
-    "megatron": {
-        "gpu_utilization": "set --log-throughput",
-        "memory": "set --log-memory-to-tensorboard (with --tensorboard-dir) or --log-memory-interval N",
-        "collective_latency": "set --timing-log-level 1 (all-grads-sync, params-all-gather timers) with "
-                              "--log-timers-to-tensorboard",
-        "gradient_stats": "set --log-params-norm or --log-num-zeros-in-grad",
-    },
-    "deepspeed": {
-        "gpu_utilization": "set steps_per_print: N (samples/sec) or wall_clock_breakdown: true",
-        "memory": "set memory_breakdown: true",
-        "collective_latency": "set comms_logger: {enabled: true} (and call deepspeed.comm.log_summary())",
-        "gradient_stats": None,  # no config key: engine.get_global_grad_norm() is an API call
-    },
-    "hf_trainer": {
-        "gpu_utilization": "set include_num_input_tokens_seen: true (train_tokens_per_second)",
-        "memory": "set skip_memory_metrics: false",
-        "collective_latency": _NCCL,
-        "gradient_stats": "set max_grad_norm > 0 (grad_norm in the logs)",
-    },
-    "lightning": {
-        "gpu_utilization": "add the ThroughputMonitor callback",
-        "memory": "add the DeviceStatsMonitor callback",
-        "collective_latency": _NCCL,
-        "gradient_stats": "log lightning.pytorch.utilities.grad_norm(...) in on_before_optimizer_step",
-    },
-    "nemo": {
-        "gpu_utilization": "set exp_manager.log_tflops_per_sec_per_gpu: true",
-        "memory": "add the DeviceStatsMonitor callback",
-        "collective_latency": _NCCL,
-        "gradient_stats": "log grad norms (lightning.pytorch.utilities.grad_norm) in the model",
-    },
-    "torchtitan": {
-        "gpu_utilization": "keep torchtitan's metrics (tps, mfu every metrics.log_freq)",
-        "memory": "keep torchtitan's metrics (memory/max_reserved every metrics.log_freq)",
-        "collective_latency": _NCCL,
-        "gradient_stats": "keep torchtitan's metrics (grad_norm every metrics.log_freq)",
-    },
-    "maxtext": {
-        "gpu_utilization": "keep MaxText's perf/per_device_tflops_per_sec (every step)",
-        "memory": "the platform's DCGM exporter, declared in the profile (MaxText prints memory once, "
-                  "after parameter init)",
-        "collective_latency": "the platform's NCCL profiler plugin, declared in the profile (MaxText's "
-                              "profiler: xplane gives traces, not a time series)",
-        "gradient_stats": "keep MaxText's learning/grad_norm (every step)",
-    },
-}
 
-# framework -> families it logs with no setting, and the defaults.py row that says so
-BY_DEFAULT: dict[str, tuple[tuple[str, ...], str]] = {
-    "megatron": (("gradient_stats",), "megatron.logs_by_default"),
-    "hf_trainer": (("gradient_stats",), "hf.logs_by_default"),
-    "torchtitan": (("gpu_utilization", "memory", "gradient_stats"), "torchtitan.logs_by_default"),
-    "maxtext": (("gpu_utilization", "gradient_stats"), "maxtext.logs_by_default"),
-    "deepspeed": ((), "deepspeed.logs_by_default"),
-    "lightning": ((), "lightning.logs_by_default"),
-    "nemo": ((), "lightning.logs_by_default"),
-}
+def settings(tag: str) -> dict[str, str | None]:
+    """Framework (its ``job.formats`` tag) -> family -> the setting that emits it (what a
+    user writes); None: no setting of the framework's config can (``Format.metrics``)."""
+    fmt = _by_tag(tag)
+    return fmt.metrics.settings if fmt is not None and fmt.metrics is not None else {}
 
-# formats whose files hold the job's launch (where TORCH_NCCL_ENABLE_TIMING would be set)
-LAUNCH_FORMATS = frozenset({"slurm", "torchrun", "shell", "megatron", "pytorchjob", "mpijob", "rayjob", "jobset",
-                            "volcano-job", "skypilot", "deepspeed_launcher", "env", "trainjob"})
+
+def by_default(tag: str) -> tuple[tuple[str, ...], str]:
+    """Framework -> families it logs with no setting, and the defaults.py row that says so."""
+    fmt = _by_tag(tag)
+    found = fmt.metrics.by_default if fmt is not None and fmt.metrics is not None else None
+    return found if found is not None else ((), "")
+
+
+def _by_tag(tag: str) -> registry.Format | None:
+    return next((f for f in registry.by_precedence() if f.job_tag == tag), None)
 
 
 def _framework(formats: list[str]) -> str | None:
-    for f in ("megatron", "torchtitan", "maxtext", "nemo", "lightning", "hf_trainer", "deepspeed", "accelerate"):
-        if f in formats:
-            return f
+    """The framework that speaks for the job's metrics (``Format.precedence``)."""
+    for f in registry.by_precedence():
+        if f.job_tag in formats:
+            return f.job_tag
     return None
 
 
@@ -128,7 +85,7 @@ def derive(m: Any) -> None:
     for v, file, line, src in [*m.metric_evidence, *m.lists.get("job.metrics.families", [])]:
         if v in FAMILIES and v not in emitted and _counts(v, src):
             emitted[v] = (v, file, line, src)
-    defaults, key = BY_DEFAULT.get(fw or "", ((), ""))
+    defaults, key = by_default(fw or "")
     first = m.files[0] if m.files else None
     for fam in FAMILIES:
         old = m.entries.get(FACT[fam])
@@ -150,8 +107,8 @@ def _not_shown(m: Any, fw: str | None, fam: str, key: str, first: str | None) ->
     latency), else an error value saying the files cannot show it either way."""
     from validator.jobs.entries import Entry
 
-    setting = SETTINGS.get(fw or "", {}).get(fam)
-    if setting is None and fam == "collective_latency" and m.torch and set(m.formats) & LAUNCH_FORMATS:
+    setting = settings(fw or "").get(fam)
+    if setting is None and fam == "collective_latency" and m.torch and set(m.formats) & registry.launch_tags():
         setting = _NCCL
     if setting:
         logs = f"; {cite(key)}" if key else ""

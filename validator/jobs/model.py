@@ -79,7 +79,7 @@ FACTS: dict[str, str | None] = {
     "job.recovery.max_restarts": None,
     "job.recovery.requeue": None,
     "job.recovery.detection_timeout": "sec",
-    "job.recovery.crash_detection": "sec",  # rule pack v1.1 (detection.py)
+    "job.recovery.crash_detection": "sec",  # rule pack v1.1 (failure_detection.py)
     "job.recovery.hang_detection": "sec",
     "job.recovery.signal_lead": "sec",
     "job.recovery.measured": None,  # from logs (recovery_log.py), set in jobs.document()
@@ -124,7 +124,7 @@ class JobModel:
         self.torch = False  # a PyTorch job: the torch.distributed defaults apply
         self.timeouts: list[Entry] = []
         self.overriding = False  # reading command-line arguments: they override files
-        # rule pack v1.1: failure-detection mechanisms per mode (detection.py), NCCL
+        # rule pack v1.1: failure-detection mechanisms per mode (failure_detection.py), NCCL
         # watchdog settings, caveats per mode, and metric evidence v1.0 did not read
         self.mechanisms: list[Any] = []
         self.mode_notes: dict[str, list[str]] = {}
@@ -283,7 +283,7 @@ class JobModel:
     def mechanism(self, mode: str, name: str, seconds: float, file: str | None, line: int | None,
                   origin: str) -> None:
         """A mechanism that notices a crashed or hung rank (REC-02 by failure mode, v1.1)."""
-        from validator.jobs.detection import Mechanism
+        from validator.jobs.failure_detection import Mechanism
 
         self.mechanisms.append(Mechanism(mode, name, float(seconds), file, line, origin))
 
@@ -543,7 +543,7 @@ class JobModel:
                 restart, e.file, e.line, src, e.default, key=e.key
             )
         if self.formats:
-            from validator.jobs import detection
+            from validator.jobs import failure_detection as detection
 
             detection.derive(self, collective)
 

@@ -29,26 +29,16 @@ from typing import Any
 
 MAX_UP = 6  # folders above a config searched for dependency files
 MAX_BYTES = 256 * 1024  # a dependency file larger than this is not read
-# catalogue -> the PyPI names its framework is installed as
-PACKAGES: dict[str, tuple[str, ...]] = {
-    "lightning": ("lightning", "pytorch-lightning", "pytorch_lightning"),
-    "deepspeed": ("deepspeed",),
-    "hf": ("transformers",),
-    "accelerate": ("accelerate",),
-    "torchtune": ("torchtune",),
-    "axolotl": ("axolotl",),
-    "litgpt": ("litgpt",),
-    "llm-foundry": ("llm-foundry", "llm_foundry"),
-    "olmo": ("ai2-olmo", "ai2_olmo"),
-    "skypilot": ("skypilot", "skypilot-nightly"),
-    "nemo": ("nemo-toolkit", "nemo_toolkit"),
-    "tfmg": ("tf-models-official", "tf-models-nightly"),
-    "levanter": ("levanter",),
-    "torchtitan": ("torchtitan",),
-}
 _FILES = re.compile(r"^(?:requirements.*\.txt|constraints.*\.txt|pyproject\.toml|setup\.py|setup\.cfg"
                     r"|environment\.ya?ml)$")
 _OP = r"(?:===|==|~=|>=|<=|!=|<|>|=)"  # a lone "=": conda's prefix match (environment.yml)
+
+
+def _packages() -> dict[str, tuple[str, ...]]:
+    """Catalogue -> the PyPI names its framework is installed as (``Format.packages``)."""
+    from validator.jobs import registry
+
+    return registry.packages()
 
 
 @dataclass(frozen=True)
@@ -98,7 +88,7 @@ def _find(framework: str, folder: str) -> Pin | None:
     """``find`` once per folder and framework: a lint of 1,000 files in one folder
     searches the folders above it once, not 1,000 times."""
     start = Path(folder)
-    pkgs = PACKAGES.get(framework)
+    pkgs = _packages().get(framework)
     if not pkgs:
         return None
     names = "|".join("[-_]".join(re.escape(w) for w in re.split(r"[-_]", p)) for p in pkgs)

@@ -16,7 +16,8 @@ from validator.jobs.defaults import fill
 def run_script(ctx: Ctx, body: str, key_line: int | None) -> None:
     """Read ``body`` (a YAML block scalar whose key is at ``key_line``) as a shell script
     whose lines are the file's own: a literal block's text starts on the next line."""
-    from validator.jobs import detect, shell
+    from validator.jobs import format_detection as detect
+    from validator.jobs import shell
 
     if not isinstance(body, str) or not detect.is_job_shell(body):
         return

@@ -203,7 +203,7 @@ def read(ctx: Ctx) -> None:
     else:
         fill(m, "job.recovery.detection_timeout", "torchtitan.train_timeout", ctx.file)
     if c.as_bool(g("fault_tolerance", "enable")):
-        from validator.jobs import detection  # rule pack v1.1: torchft notices a hung replica
+        from validator.jobs import failure_detection as detection  # rule pack v1.1: torchft notices a hung replica
 
         detection.torchft(m, g("fault_tolerance", "process_group_timeout_ms"), ctx.file,
                           ctx.line("fault_tolerance", "process_group_timeout_ms"),

@@ -6,7 +6,7 @@ lists, the keys a recipe reads); each records the framework, package, version an
 source files it came from. Nothing here is typed in by hand, so "is this a key of
 DeepSpeed's ``bf16`` block" has the answer DeepSpeed's own code gives.
 
-Two users: detection (``detect.score``) counts a file's keys each framework knows and
+Two users: detection (``format_detection.rank``) counts a file's keys each framework knows and
 does not know, and PREC-02's ignored/misplaced keys (``misplaced``) name a key that is
 in the wrong section, a likely typo of a known key, or one the framework rejects under
 the chosen precision. Catalogues are loaded on first use (lint start-up stays fast).

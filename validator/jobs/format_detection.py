@@ -22,31 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-KINDS = (
-    "deepspeed",
-    "lightning",
-    "hf",
-    "accelerate",
-    "torchtitan",
-    "nemo",
-    "megatron",
-    "slurm",
-    "torchrun",
-    "pytorchjob",
-    "env",
-    "maxtext",
-    "tfmg",
-    "torchtune",
-    "axolotl",
-    "levanter",
-    "litgpt",
-    "llmfoundry",
-    "olmo",
-    "skypilot",
-    "kubernetes",
-    "hydra",
-)
-SHELL_KINDS = ("megatron", "slurm", "torchrun")
+from validator.jobs import registry
+
+# the formats spec-check reads (``--kind``), from the registry: read on each use, so a
+# format registered later is offered too
+KINDS = registry.Kinds()
 STRUCTURED_EXT = {
     ".json": "json",
     ".yaml": "yaml",
@@ -197,25 +177,25 @@ def kind_of_tree(syntax: str, data: Any, path: Path | None = None) -> str | None
     """The format of a parsed structured file, or None when it is no known job config.
 
     The candidate the markers and key counts pick (``_candidate``) is kept only when its
-    decisive evidence holds against every other format's (``formats.judge``): a
+    decisive evidence holds against every other format's (``evidence.judge``): a
     ``trainer:`` block of verl's or a ``task:`` of fairseq's is no Lightning or Model
     Garden config, whatever the section is called.
     """
     kind = _candidate(syntax, data, path)
     if kind is None or syntax != "yaml" or not isinstance(data, dict):
         return kind
-    from validator.jobs import formats
+    from validator.jobs import evidence
 
-    return formats.judge(kind, data, _group(path)).kind
+    return evidence.judge(kind, data, _group(path)).kind
 
 
 def why_refused(syntax: str, data: Any, path: Path | None = None) -> str:
     """What was seen in a file no format claims: the evidence each format left."""
     kind = _candidate(syntax, data, path)
     if kind is not None and syntax == "yaml" and isinstance(data, dict):
-        from validator.jobs import formats
+        from validator.jobs import evidence
 
-        why = formats.judge(kind, data, _group(path)).why
+        why = evidence.judge(kind, data, _group(path)).why
         if why:
             return why
     return f"no format explains its keys well (closest: {closest(data, path, syntax)})"
@@ -256,24 +236,31 @@ def _candidate(syntax: str, data: Any, path: Path | None = None) -> str | None:
             return None  # a plain batch/v1 Job: no training kind
         return "kubernetes" if kind in K8S_TRAINING_KINDS else None
     legacy = _marker_kind(syntax, data)
-    if legacy in ("lightning", "hf", None) and syntax == "yaml":
+    # a marker of a format whose keys detection scores (Lightning's ``trainer:``, HF's
+    # TrainingArguments names) is weighed against every scored format's evidence
+    if syntax == "yaml" and (legacy is None or legacy in registry.catalogued("yaml")):
         found = by_evidence(data, legacy, path)
         if found is None and path is not None and "defaults" in data:
             from validator.jobs import hydra
 
             return "hydra" if hydra.is_root(data, path) else None
         return found
-    if legacy == "torchtitan":
+    if syntax == "toml" and legacy in registry.catalogued("toml"):
         # torchtitan's marker is a section name ([training], [job]): the keys in them
         # must be mostly torchtitan's too
-        (mine,) = rank(data, kinds=("torchtitan",))
+        (mine,) = rank(data, kinds=(legacy,))
         return legacy if mine.ratio >= ACCEPT_RATIO else None
-    if legacy in ("deepspeed", "hf") and syntax == "json":
+    if syntax == "json" and legacy in registry.catalogued("json"):
         # DeepSpeed's marker is one of its key names: an HF trainer_state.json has
         # train_batch_size too, among keys DeepSpeed never reads
-        ev = next((e for e in rank(data, kinds=JSON_KINDS) if e.kind == legacy), None)
+        ev = next((e for e in rank(data, kinds=_scored_in("json")) if e.kind == legacy), None)
         return legacy if ev is None or ev.top_ratio >= ACCEPT_RATIO else None
     return legacy
+
+
+def _scored_in(syntax: str) -> tuple[str, ...]:
+    """The formats whose files detection scores in ``syntax`` (their key catalogues)."""
+    return tuple(registry.catalogued(syntax))
 
 
 def k8s_kind(data: Any) -> str | None:
@@ -291,22 +278,6 @@ K8S_TRAINING_KINDS = {
     "JobSet", "RayJob", "Job",
 }
 
-# kind -> key catalogue (validator/jobs/keys/<name>.json)
-CATALOGUED = {
-    "hf": "hf",
-    "lightning": "lightning",
-    "torchtune": "torchtune",
-    "axolotl": "axolotl",
-    "levanter": "levanter",
-    "litgpt": "litgpt",
-    "llmfoundry": "llm-foundry",
-    "olmo": "olmo",
-    "skypilot": "skypilot",
-}
-JSON_KINDS = ("deepspeed", "hf")  # the formats read from JSON
-# Hydra config groups: a file in a folder of this name holds that section's keys at its
-# top level (configs/trainer/ddp.yaml is composed under ``trainer:``)
-HYDRA_GROUPS = {"lightning": ("trainer",)}
 ACCEPT_RATIO = 0.5  # at least half of a file's top-level keys known to its format
 
 
@@ -356,7 +327,8 @@ def rank(
     """
     from validator.jobs.keys import catalogue
 
-    table = CATALOGUED if kinds is None else {k: CATALOGUED.get(k, k) for k in kinds}
+    scored = registry.catalogued()
+    table = scored if kinds is None else {k: scored.get(k, k) for k in kinds}
     cats = {k: catalogue(n) for k, n in table.items()}
     # Hydra's defaults list is Hydra's, not the framework's: it counts for no format
     keys = [k for k in data if isinstance(k, str) and not (k == "defaults" and isinstance(data[k], list))]
@@ -368,16 +340,17 @@ def rank(
             if k in cat.top():
                 df[k] = df.get(k, 0) + 1
     out = []
+    groups = registry.hydra_groups()
     for kind, cat in cats.items():
         if cat is None:
             continue
         top = cat.top()
-        if group is not None and group in HYDRA_GROUPS.get(kind, ()) and group not in keys:
+        if group is not None and group in groups.get(kind, ()) and group not in keys:
             top = cat.sections[group]
-        elif kind in HYDRA_GROUPS and not set(keys) & top:
+        elif kind in groups and not set(keys) & top:
             # no key of its own top level: perhaps a group file copied out of its folder
             # (a file of Trainer arguments alone), judged against the group's keys
-            for g in HYDRA_GROUPS[kind]:
+            for g in groups[kind]:
                 if sum(k in cat.sections[g] for k in keys) > sum(k in top for k in keys):
                     top = cat.sections[g]
         known = [k for k in keys if k in top]
@@ -435,7 +408,7 @@ def closest(data: Any, path: Path | None = None, syntax: str = "yaml") -> str:
     """For a refusal: the formats that came closest, with how much of the file each knew."""
     if not isinstance(data, dict) or not data:
         return "none"
-    kinds = JSON_KINDS if syntax == "json" else ("torchtitan",) if syntax == "toml" else None
+    kinds = _scored_in(syntax) if syntax in ("json", "toml") else None
     ranked = [e for e in rank(data, path.parent.name if path else None, kinds) if e.known][:3]
     return ", ".join(e.describe() for e in ranked) or "none"
 

@@ -178,11 +178,13 @@ def _collective(m: Any, entry: Any) -> Mechanism | None:
     where = _at(entry.file, entry.line) if not entry.default else ""
     if entry.default and entry.key == "torch.pg_nccl_timeout":
         # the framework passes its own timeout over torch's (v1.0 counted torch's 10 min)
-        for fmt, key in (("lightning", "lightning.ddp_timeout"), ("nemo", "lightning.ddp_timeout"),
-                         ("deepspeed", "deepspeed.init_timeout")):
-            if fmt in m.formats:
-                return Mechanism("hang", "NCCL watchdog (collective timeout)", float(value_of(key)),
-                                 entry.file, None, cite(key))
+        from validator.jobs import registry
+
+        for f in registry.by_precedence():
+            ct = f.collective_timeout
+            if ct is not None and ct.replaces_torch and f.job_tag in m.formats:
+                return Mechanism("hang", "NCCL watchdog (collective timeout)", float(value_of(ct.row)),
+                                 entry.file, None, cite(ct.row))
     if "heartbeat" in entry.source:  # NeMo's fault-tolerance callback sets this fact from its heartbeat
         return Mechanism("hang", "NeMo fault-tolerance rank heartbeat", float(entry.value), entry.file,
                          entry.line, f"{origin}{where}")
@@ -190,22 +192,24 @@ def _collective(m: Any, entry: Any) -> Mechanism | None:
                      f"{origin}{where}")
 
 
-# a reader's default of the collective timeout -> the defaults.py row it is
-_COLLECTIVE_DEFAULTS = (
-    ("hf:", "hf.ddp_timeout"),
-    ("megatron:", "megatron.distributed_timeout"),
-    ("torchtitan:", "torchtitan.train_timeout"),
-    ("lightning", "lightning.ddp_timeout"),
-    ("deepspeed", "deepspeed.init_timeout"),
-    ("torch.distributed", "torch.pg_nccl_timeout"),
-)
+TORCH_COLLECTIVE_DEFAULT = ("torch.distributed", "torch.pg_nccl_timeout")
+
+
+def collective_defaults() -> tuple[tuple[str, str], ...]:
+    """A reader's default of the collective timeout (by its source's prefix) -> the
+    defaults.py row it is: each format's own (``Format.collective_timeout``), then torch's."""
+    from validator.jobs import registry
+
+    own = tuple((f.collective_timeout.source, f.collective_timeout.row) for f in registry.FORMATS
+                if f.collective_timeout is not None and f.collective_timeout.source)
+    return (*own, TORCH_COLLECTIVE_DEFAULT)
 
 
 def _cite_default(source: str) -> str:
     """A collective-timeout default as the defaults table names it (framework, version,
     source file); a default no row covers keeps the reader's words, marked as a default."""
     text = source.removeprefix("default: ")
-    for prefix, key in _COLLECTIVE_DEFAULTS:
+    for prefix, key in collective_defaults():
         if text.startswith(prefix):
             return cite(key)
     return f"default: {text}"
