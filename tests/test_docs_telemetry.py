@@ -62,4 +62,4 @@ def test_uid_min_default_and_cgroups() -> None:
 def test_a_redirect_is_not_followed_and_html_is_an_error() -> None:
     # exercised end to end in tests/facts/test_scrape.py; the doc's words are the code's
     assert "a redirect is not followed" in DOC and "HTML" in DOC
-    assert "not followed" in Path(scrape.__file__).with_name("..").joinpath("..", "netfetch.py").resolve().read_text()
+    assert "not followed" in Path(scrape.__file__).with_name("..").joinpath("..", "io", "netfetch.py").resolve().read_text()
