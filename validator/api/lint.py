@@ -51,8 +51,8 @@ def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
     it is not a config and its parse error is passed over; a recognizable config that
     does not parse (a DeepSpeed JSON with a stray comma) stays an error.
     """
-    from validator.jobs.format_detection import looks_like_config
     from validator.io.source import ReadError, read_text
+    from validator.jobs.format_detection import looks_like_config
 
     files = set(doc["facts"]["job.files"]["value"] or ())
     kept = []

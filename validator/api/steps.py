@@ -40,8 +40,8 @@ def build(opts: Any, scopes: tuple[str, ...] | None = None,
     error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
     verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too.
     ``opts``: a ``ReportOptions`` (or anything with its fields)."""
-    from validator.rules.compiled import load_bundled
     from validator.evaluate.engine import Context
+    from validator.rules.compiled import load_bundled
     from validator.rules.rulemodel import SCOPES
     from validator.rules.selection import check_prefixes, check_something_selected
     from validator.rules.spec import resolve_parameters

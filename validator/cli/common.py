@@ -29,10 +29,10 @@ from validator.api.steps import apply_baseline, older_note
 from validator.api.steps import build as build
 from validator.api.steps import evaluate_documents as evaluate_documents
 from validator.api.steps import unique_subjects as unique_subjects
-from validator.io.atomic import open_atomic
-from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
 from validator.errors import SpecCheckError
+from validator.io.atomic import open_atomic
+from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 
 F = TypeVar("F", bound=Callable[..., Any])
 

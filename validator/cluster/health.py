@@ -195,9 +195,9 @@ def check_subject(node: str, subject: str, where: str) -> None:
     """Recorded facts are judged only for the node they were recorded on: ``subject`` (the
     document's host name) must be ``node`` or ``node.<domain>`` (Slurm's NodeName is the
     short host name); else one error naming both (exit 2)."""
-    from validator.errors import FactsFileError
-
     import ipaddress
+
+    from validator.errors import FactsFileError
 
     try:
         ipaddress.ip_address(subject)
