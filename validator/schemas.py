@@ -1,7 +1,11 @@
-"""The JSON Schemas in spec/: the rule-file schema is generated from the rule model
-(validator/rulemodel.py, through pydantic)
-(so it cannot drift; a test compares), the facts and result schemas are written by hand
-(they are contracts for outside tools)."""
+"""The JSON Schemas in spec/ that are generated, so that they cannot drift from the code
+(tests compare the checked-in files): the rule-file schema from the rule model
+(validator/rulemodel.py, through pydantic), the result schema from the result model
+(validator/model.py). The facts schema is written by hand (a contract for outside tools).
+
+    python -m validator.schemas > spec/rulefile.schema.json
+    python -m validator.schemas result > spec/result.schema.json
+"""
 
 from __future__ import annotations
 
@@ -40,5 +44,146 @@ def rulefile_schema_text() -> str:
     return json.dumps(rulefile_schema(), indent=2, sort_keys=True) + "\n"
 
 
-if __name__ == "__main__":  # python -m validator.schemas > spec/rulefile.schema.json
-    print(rulefile_schema_text(), end="")
+
+
+
+# ---- the result schema, from validator/model.py's annotations -------------------------------
+
+
+def result_schema() -> dict[str, Any]:
+    """spec/result.schema.json, generated from the result model (``validator/model.py``).
+
+    Written here rather than by pydantic's ``json_schema()``: the published result/2
+    schema has a shape outside tools validate against (``"type": ["string", "null"]``,
+    a ``finding`` definition, looser parts the model marks), which ``versions.py`` pins
+    by digest; this walk says it from the annotations, and nothing in pydantic's output
+    format can move it."""
+    from validator import model
+    from validator.versions import RESULT_SCHEMA, number
+
+    gen = _ResultSchema()
+    top = gen.object_of(model.Report)
+    finding = top["properties"]["findings"]["items"]
+    top["properties"]["findings"]["items"] = {"$ref": "#/$defs/finding"}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://spec-check.dev/schemas/result-{number(RESULT_SCHEMA)}.json",
+        "title": "spec-check result",
+        "description": "One run of spec-check (check, lint, cluster): every finding with its evidence, "
+                       "and whether the subjects conform.",
+        **top,
+        "$defs": {"finding": finding},
+    }
+
+
+class _ResultSchema:
+    """JSON Schema of a type of the result model: dataclasses and TypedDicts are objects,
+    ``X | None`` is nullable, enums and Literals are ``enum``/``const``, ``Any`` is open;
+    ``Annotated`` metadata (``model.Form``, ``Keywords``, ``REQUIRED``, ``OMITTED_IF_NONE``)
+    adds what the type cannot say."""
+
+    def object_of(self, cls: Any) -> dict[str, Any]:
+        import dataclasses
+        import typing
+
+        published = getattr(cls, "PUBLISHED_REQUIRED", None)
+        if published is not None:
+            return {"type": "object", "required": list(published)}
+        hints = typing.get_type_hints(cls, include_extras=True)
+        fields: dict[str, tuple[Any, bool]] = {}  # name -> (type, required unless marked)
+        if dataclasses.is_dataclass(cls):
+            if hasattr(cls, "JSON_FIELDS"):
+                fields = {k: (t, False) for k, t in cls.JSON_FIELDS.items()}
+            else:
+                for f in dataclasses.fields(cls):
+                    fields[f.name] = (hints[f.name], f.default is dataclasses.MISSING
+                                      and f.default_factory is dataclasses.MISSING)
+                fields.update({k: (t, False) for k, t in getattr(cls, "JSON_COMPUTED", {}).items()})
+        else:  # a TypedDict
+            fields = {k: (t, k in cls.__required_keys__) for k, t in hints.items()}
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        for name, (tp, req) in fields.items():
+            node, marks = self.of(tp)
+            props[name] = node
+            if req or "REQUIRED" in marks:
+                required.append(name)
+        out: dict[str, Any] = {"type": "object", "required": required, "properties": props}
+        if not required:
+            del out["required"]
+        if not dataclasses.is_dataclass(cls) and cls.__doc__:
+            out["description"] = " ".join(cls.__doc__.split())
+        return out
+
+    def of(self, tp: Any) -> tuple[dict[str, Any], set[str]]:
+        """The schema of one annotation, and the markers it carried."""
+        import enum
+        import types
+        import typing
+
+        from validator import model
+
+        marks: set[str] = set()
+        extra: dict[str, Any] = {}
+        form: model.Form | None = None
+        if typing.get_origin(tp) is typing.Annotated:
+            tp, *meta = typing.get_args(tp)
+            for m in meta:
+                if isinstance(m, model.Form):
+                    form = m
+                elif isinstance(m, model.Keywords):
+                    extra.update(m.keywords)
+                else:
+                    marks.add(repr(m))
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        nullable = False
+        if origin in (typing.Union, types.UnionType) and type(None) in args:
+            rest = [a for a in args if a is not type(None)]
+            tp = rest[0] if len(rest) == 1 else typing.Union[tuple(rest)]
+            origin, args = typing.get_origin(tp), typing.get_args(tp)
+            nullable = "OMITTED_IF_NONE" not in marks
+        if "published" in extra:
+            return extra.pop("published"), marks
+        props = extra.pop("properties", None)
+        node: dict[str, Any]
+        if tp is typing.Any:
+            node = {}
+        elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+            node = {"enum": [m.value for m in tp]}
+        elif origin is typing.Literal:
+            node = {"const": args[0]} if len(args) == 1 else {"enum": list(args)}
+        elif tp in (str, int, bool, float):
+            node = {"type": {str: "string", int: "integer", bool: "boolean", float: "number"}[tp]}
+        elif origin in (list, tuple):
+            node = {"type": "array"}
+            if args and args[0] is not typing.Any:
+                node["items"] = self.of(args[0])[0]
+        elif origin is dict:
+            node = {"type": "object"}
+            if args[1] is not typing.Any:
+                node["additionalProperties"] = self.of(args[1])[0]
+        elif isinstance(tp, type) and (hasattr(tp, "__required_keys__") or hasattr(tp, "__dataclass_fields__")):
+            node = self.object_of(tp)
+        else:
+            raise TypeError(f"no JSON Schema for {tp!r}")
+        if form is not None and form.pattern:
+            node["pattern"] = form.pattern
+        if props:
+            node["properties"] = {k: self.of(v)[0] for k, v in props.items()}
+        node.update(extra)
+        if nullable:
+            if set(node) - {"type"} and node.get("type") != "array":
+                node = {"oneOf": [{"type": "null"}, node]}
+            else:
+                node["type"] = [node["type"], "null"]
+        return node, marks
+
+
+def result_schema_text() -> str:
+    return json.dumps(result_schema(), indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(result_schema_text() if sys.argv[1:] == ["result"] else rulefile_schema_text(), end="")
