@@ -32,8 +32,8 @@ from validator.versions import unreadable
 # (tests/hardening/test_round_trip.py holds the writer to it).
 MAX_RESULT_BYTES = 1024 * 1024 * 1024
 _STATUSES = {s.value for s in Status}
-_LEVELS = {lv.value for lv in Level}
-_SCOPES = {s.value for s in Scope}
+_LEVELS = tuple(lv.value for lv in Level)  # a tuple: a list value is not hashable
+_SCOPES = tuple(s.value for s in Scope)
 
 
 def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
