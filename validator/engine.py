@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from validator.errors import SpecCheckError
 from validator.model import Finding, Location, Status, gc_paused
 from validator.operators import AGGREGATE_OPS, OPERATORS
-from validator.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
+from validator.rulemodel import Condition, FactInfo, Level, Rule, RulePack, Spec
 from validator.selection import is_selected
 from validator.spec import ParamValue
 from validator.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
@@ -348,7 +348,7 @@ def _param_values(ctx: Context, name: str) -> dict[str, str]:
 
 def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
     """A rule in words, as findings say it: the expected sentence and each condition's."""
-    b = _Builder(ctx, rule, "", "MUST")
+    b = _Builder(ctx, rule, "", Level.MUST)
     return {
         "expected": b.static_expected(),
         "when": [_condition_text(ctx, rule, c) + (f" (otherwise it passes: {c.reason or 'met another way'})"
@@ -435,7 +435,7 @@ class _Builder:
     sentence, the compiled conditions and the expected value per unit are worked out once,
     not once per finding."""
 
-    def __init__(self, ctx: Context, rule: Rule, subject: str, level: str):
+    def __init__(self, ctx: Context, rule: Rule, subject: str, level: Level):
         self.ctx, self.rule, self.subject, self.level = ctx, rule, subject, level
         self.label = _label(ctx, rule.fact, rule.field)
         self.info = _info(ctx, rule.fact, rule.field)
@@ -531,7 +531,7 @@ class _Builder:
         if ok:
             return self.make(Status.PASS, expected, f"{self.label} is {shown}{note}", item=item,
                              fact=fact, value=actual, unit=unit, observed=observed)
-        status = Status.FAIL if self.level == "MUST" else Status.WARN
+        status = Status.FAIL if self.level == Level.MUST else Status.WARN
         return self.make(status, expected, f"{self.summary}: {self.label} is {shown}{note}",
                          item=item, fact=fact, value=actual, unit=unit, observed=observed)
 
@@ -778,7 +778,7 @@ def _aggregate(b: _Builder, fact: Fact, members: list[dict[str, Any]],
     if ok:
         return b.make(Status.PASS, expected, f"{b.label} is {observed}", fact=fact, value=values,
                       observed=observed)
-    status = Status.FAIL if b.level == "MUST" else Status.WARN
+    status = Status.FAIL if b.level == Level.MUST else Status.WARN
     fewest = sorted(groups, key=lambda v: counts[v])[0]
     detail = f"{', '.join(groups[fewest][:10])} differ{'s' if counts[fewest] == 1 else ''} ({fewest})"
     return b.make(status, expected, f"{b.rule.summary.strip()}: {detail}", fact=fact, value=values,

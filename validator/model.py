@@ -9,7 +9,7 @@ They are also the one definition of the result format: ``spec/result.schema.json
 generated from their annotations (``python -m validator.schemas result``; a test fails
 when the checked-in file drifts), and the reader's checks (``results.py``) take their
 fields, forms and enums from here. What a Python type alone cannot say rides along in
-``Annotated`` metadata (``Form``, ``Keywords``, ``REQUIRED``, ``OMITTED_IF_NONE``): with
+``Annotated`` metadata (``Form``, ``Keywords``, ``Shape``, ``REQUIRED``, ``OMITTED_IF_NONE``): with
 ``from __future__ import annotations`` none of it is evaluated unless a schema is made.
 """
 
@@ -58,6 +58,15 @@ class Keywords:
 
     def __init__(self, **keywords: JSONValue) -> None:
         self.keywords = keywords
+
+
+class Shape:
+    """The JSON object a ``dict`` field holds has the keys of ``typed`` (a TypedDict); the
+    code keeps building plain dicts (a waiver record, a fleet's fold), so the Python type
+    stays ``dict``."""
+
+    def __init__(self, typed: type) -> None:
+        self.typed = typed
 
 
 class _Marker:
@@ -222,9 +231,9 @@ class Finding:
     unit: str | None = None
     source: str | None = None  # probe path, command, or file
     location: Annotated[Location | None, REQUIRED] = None
-    waiver: Waiver | None = None
+    waiver: Annotated[dict[str, Any] | None, Shape(Waiver)] = None
     # several verdicts in one finding (a large fleet's passes and skips): see FOLDED below
-    folded: Annotated[Folded | None, OMITTED_IF_NONE, Keywords(description=(
+    folded: Annotated[dict[str, Any] | None, Shape(Folded), OMITTED_IF_NONE, Keywords(description=(
         "Present only on a finding that stands for many verdicts of one rule with one status and "
         "expected sentence (spec-check cluster folds a large fleet's passes and skips): its subject "
         "is the cluster."))] = None
@@ -236,7 +245,7 @@ class Finding:
                  expected: str, message: str, remediation: str, item: str | None = None,
                  observed: str | None = None, value: JSONValue = None, unit: str | None = None,
                  source: str | None = None, location: Location | None = None,
-                 waiver: Waiver | None = None, folded: Folded | None = None) -> None:
+                 waiver: dict[str, Any] | None = None, folded: dict[str, Any] | None = None) -> None:
         s = _FINDING_SLOTS
         s[0](self, rule)
         s[1](self, requirement)
@@ -404,9 +413,10 @@ class Report:
     command: Annotated[str, COMMAND]
     spec_version: Annotated[str, SPEC_VERSION]
     tool_version: Annotated[str, TOOL_VERSION]
-    rule_pack: RulePackRef
+    rule_pack: Annotated[dict[str, str], Shape(RulePackRef)]
     generated_at: Annotated[str, GENERATED_AT]
-    parameters: dict[str, ParameterValue]  # name -> {"value": "400 Gb/s", "origin": "default"}
+    # name -> {"value": "400 Gb/s", "origin": "default"}
+    parameters: dict[str, Annotated[dict[str, Any], Shape(ParameterValue)]]
     subjects: tuple[Subject, ...]
     findings: tuple[Finding, ...]
     rules: tuple[RuleDoc, ...] = ()
@@ -462,7 +472,7 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
     return Finding(
         rule=d["rule"],
         requirement=d["requirement"],
-        level=d.get("level", "MUST"),
+        level=d.get("level", Level.MUST),
         status=Status(d["status"]),
         subject=d["subject"],
         expected=d.get("expected", ""),

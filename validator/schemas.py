@@ -80,7 +80,7 @@ class _ResultSchema:
     """JSON Schema of a type of the result model: dataclasses and TypedDicts are objects,
     ``X | None`` is nullable, enums and Literals are ``enum``/``const``, ``Any`` is open;
     ``Annotated`` metadata (``model.Form``, ``Keywords``, ``REQUIRED``, ``OMITTED_IF_NONE``)
-    adds what the type cannot say."""
+    and ``Shape`` add what the type cannot say."""
 
     def object_of(self, cls: Any) -> dict[str, Any]:
         import dataclasses
@@ -126,11 +126,14 @@ class _ResultSchema:
         marks: set[str] = set()
         extra: dict[str, Any] = {}
         form: model.Form | None = None
+        shape: type | None = None
         if typing.get_origin(tp) is typing.Annotated:
             tp, *meta = typing.get_args(tp)
             for m in meta:
                 if isinstance(m, model.Form):
                     form = m
+                elif isinstance(m, model.Shape):
+                    shape = m.typed
                 elif isinstance(m, model.Keywords):
                     extra.update(m.keywords)
                 else:
@@ -139,14 +142,18 @@ class _ResultSchema:
         nullable = False
         if origin in (typing.Union, types.UnionType) and type(None) in args:
             rest = [a for a in args if a is not type(None)]
-            tp = rest[0] if len(rest) == 1 else typing.Union[tuple(rest)]
+            if len(rest) != 1:
+                raise TypeError(f"no JSON Schema for a union of several types: {tp!r}")
+            tp = rest[0]
             origin, args = typing.get_origin(tp), typing.get_args(tp)
             nullable = "OMITTED_IF_NONE" not in marks
         if "published" in extra:
             return extra.pop("published"), marks
         props = extra.pop("properties", None)
         node: dict[str, Any]
-        if tp is typing.Any:
+        if shape is not None:
+            node = self.object_of(shape)
+        elif tp is typing.Any:
             node = {}
         elif isinstance(tp, type) and issubclass(tp, enum.Enum):
             node = {"enum": [m.value for m in tp]}

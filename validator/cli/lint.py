@@ -34,6 +34,7 @@ UNREADABLE_REQ = "LINT-00"
 
 def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
     from validator.model import Finding, Location, Status
+    from validator.rulemodel import Level
 
     out = []
     for d in docs:
@@ -42,7 +43,7 @@ def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
                 Finding(
                     rule=UNREADABLE_RULE,
                     requirement=UNREADABLE_REQ,
-                    level="MUST",
+                    level=Level.MUST,
                     status=Status.ERROR,
                     subject=d["subject"]["name"],
                     expected="a readable training config",
@@ -291,6 +292,7 @@ def lint(
     from dataclasses import replace
 
     from validator.model import RuleDoc
+    from validator.rulemodel import Level, Scope
 
     if not paths and not whole and not runs:
         raise click.UsageError("give at least one PATH (or --job PATH, or --run DIR)")
@@ -324,8 +326,8 @@ def lint(
             UNREADABLE_RULE,
             UNREADABLE_REQ,
             "unreadable-config",
-            "MUST",
-            "job",
+            Level.MUST,
+            Scope.JOB,
             "A config file of the job cannot be read or parsed",
             "A file that does not parse is not checked; its settings are unknown.",
             "Fix the file so that it parses, or leave it out of the lint run.",
