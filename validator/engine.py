@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
-from validator.model import Finding, Location, Status, gc_paused
+from validator.model import Finding, JSONValue, Location, Status, gc_paused
 from validator.operators import AGGREGATE_OPS, OPERATORS
-from validator.rulemodel import Condition, FactInfo, Level, Rule, RulePack, Spec
+from validator.rulemodel import Condition, FactInfo, Level, Parameter, Rule, RulePack, Spec
 from validator.selection import is_selected
 from validator.spec import ParamValue
 from validator.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
 from validator.wording import value_words
 
-Fact = Mapping[str, Any]
+Fact = Mapping[str, JSONValue]
 
 
 class _Undecided(Exception):
@@ -51,7 +51,7 @@ class Context:
 
 @dataclass(frozen=True)
 class _Resolved:
-    value: Any  # in the fact's unit
+    value: JSONValue  # in the fact's unit
     text: str  # for the expected sentence
     shown: str = ""  # the value alone, as shown ("8", "400 Gb/s"), where text adds an aside
     label: str = ""  # what it is: a fact's label, or a formula's inputs in words
@@ -70,7 +70,7 @@ _FORMATTED: dict[tuple[type, Any, str | None], str] = {}
 _HASHABLE = frozenset({str, int, float, bool, type(None)})
 
 
-def _fmt(value: Any, unit: str | None) -> str:
+def _fmt(value: JSONValue, unit: str | None) -> str:
     """``format_value``, remembered for scalars: a fleet repeats the same few values (8 GPUs,
     "ACTIVE", 400 Gb/s) hundreds of thousands of times. The type is part of the key
     (``True``, ``1`` and ``1.0`` are equal as keys but read differently)."""
@@ -87,7 +87,7 @@ def _fmt(value: Any, unit: str | None) -> str:
     return text
 
 
-def _static(raw: Any) -> bool:
+def _static(raw: JSONValue) -> bool:
     """A rule value that needs no facts (a literal, a parameter, a formula of those): its
     resolution depends only on the unit it is put in, so it is resolved once per unit."""
     if isinstance(raw, dict):
@@ -103,7 +103,7 @@ class _ResolveCache:
     """Resolutions of one static rule value per unit; failures (an unset parameter: skip)
     are remembered as their status and reason, and raised anew each time."""
 
-    def __init__(self, ctx: Context, raw: Any, fields_info: Mapping[str, FactInfo]):
+    def __init__(self, ctx: Context, raw: JSONValue, fields_info: Mapping[str, FactInfo]):
         self.ctx, self.raw, self.fields_info = ctx, raw, fields_info
         self.static = _static(raw)
         self._done: dict[str | None, _Resolved | tuple[Status, str, str | None]] = {}
@@ -150,7 +150,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _actual(fact: Fact, info: FactInfo | None, what: str) -> Any:
+def _actual(fact: Fact, info: FactInfo | None, what: str) -> JSONValue:
     """The fact's value, checked against the catalogue's type: a recording with a string
     where a number belongs, NaN, or a collection where a value belongs is an error, never
     something an operator might happen to accept."""
@@ -185,7 +185,7 @@ def _to_unit(q: Quantity, unit: str | None, what: str) -> float:
         raise _Undecided(Status.ERROR, f"{what}: {exc.problem}") from None
 
 
-def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact],
+def _resolve(ctx: Context, raw: JSONValue, unit: str | None, facts: Mapping[str, Fact],
              fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None = None) -> _Resolved:
     """A rule value, in the fact's unit, with the text shown as "expected"."""
     if isinstance(raw, dict):
@@ -291,7 +291,7 @@ def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping
     return _Resolved(result, f"{value} ({words})", value, words)
 
 
-def _range_pair(raw: Any) -> tuple[str, str] | None:
+def _range_pair(raw: JSONValue) -> tuple[str, str] | None:
     """The two formulas of a ``between`` range read as one (Daly's min and max of the same
     inputs), else None."""
     from validator.formulas import RANGES
@@ -302,7 +302,7 @@ def _range_pair(raw: Any) -> tuple[str, str] | None:
     return pair if pair in RANGES and raw[0].get("args") == raw[1].get("args") else None
 
 
-def _test(op_name: str, actual: Any, expected: Any) -> bool:
+def _test(op_name: str, actual: JSONValue, expected: JSONValue) -> bool:
     op = OPERATORS[op_name]
     try:
         return op.test(actual, expected)
@@ -331,7 +331,7 @@ def _condition_text(ctx: Context, rule: Rule, cond: Condition) -> str:
     return _sentence(cond.op, label, text)
 
 
-def _param_spec(ctx: Context, name: str) -> Any:
+def _param_spec(ctx: Context, name: str) -> Parameter | None:
     return ctx.spec.parameters.get(name) if getattr(ctx, "spec", None) is not None else None
 
 
@@ -454,7 +454,7 @@ class _Builder:
         self.values = self.info.values if self.info is not None else {}
 
     def make(self, status: Status, expected: str, message: str, *, item: str | None = None,
-             fact: Fact | None = None, value: Any = None, unit: str | None = None,
+             fact: Fact | None = None, value: JSONValue = None, unit: str | None = None,
              observed: str | None = None, source: str | None = None) -> Finding:
         if fact is not None:
             loc = fact.get("location")
@@ -547,7 +547,7 @@ class _Builder:
         return _sentence(check.op, self.label, value_words(self.values, text) if self.values else text)
 
 
-def _words(ctx: Context, rule: Rule, raw: Any, *, top: bool = False) -> str:
+def _words(ctx: Context, rule: Rule, raw: JSONValue, *, top: bool = False) -> str:
     """A rule value in words, unresolved (``rules explain``, skip and error findings): a
     parameter as its value and name, a field or fact as its label, a formula as what it
     computes (formulas.py's PRODUCTS, LABELS and RANGES), a literal as written."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from validator import model
 from validator.errors import SpecCheckError
-from validator.model import Report, Status, report_from_dict
+from validator.model import JSONValue, Report, Status, report_from_dict
 from validator.rulemodel import Level, Scope
 from validator.versions import unreadable
 
@@ -36,7 +36,7 @@ _LEVELS = tuple(lv.value for lv in Level)  # a tuple: a list value is not hashab
 _SCOPES = tuple(s.value for s in Scope)
 
 
-def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
+def read_json(path: Path, *, duplicates: list[str] | None = None) -> JSONValue:
     """Parse one JSON file; every failure is one error naming the file (and line).
 
     Keys repeated within one object are collected into ``duplicates`` when given: JSON
@@ -56,7 +56,7 @@ def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
         raise SpecCheckError(exc.problem, file=where, line=exc.line) from None
 
 
-def check_result(data: Any, where: str) -> dict[str, Any]:
+def check_result(data: JSONValue, where: str) -> dict[str, Any]:
     """The document if it is a spec-check result; else one error naming the field.
 
     Every field a renderer, verdict or diff reads is checked for its type (a boolean is
