@@ -150,10 +150,10 @@ def test_duplicate_rule_id(tmp_path: Path) -> None:
 
 def test_rulefile_schema_is_generated_from_the_models() -> None:
     from validator.io.resources import spec_dir
-    from validator.rules.schemas import rulefile_schema_text
+    from validator.report.schemas import rulefile_schema_text
 
     assert (spec_dir() / "rulefile.schema.json").read_text() == rulefile_schema_text(), (
-        "run: python -m validator.rules.schemas > spec/rulefile.schema.json")
+        "run: python -m validator.report.schemas > spec/rulefile.schema.json")
 
 
 def test_a_number_like_string_is_a_string_for_a_string_fact(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 # never on these paths: parsing and validating the rule pack, other verbs' machinery, and
 # libraries no node check needs
 _NEVER = ("yaml", "pydantic", "pydantic_core", "jsonschema", "cryptography", "validator.rules.loader",
-          "validator.rules.validation_models", "validator.rules.schemas", "validator.cluster", "validator.report.waivers",
+          "validator.rules.validation_models", "validator.report.schemas", "validator.cluster", "validator.report.waivers",
           "validator.report.signing", "validator.report.diffing", "asyncio", "multiprocessing", "concurrent.futures",
           "http.client", "email", "xml.etree", "xml.dom", "sqlite3", "unittest",
           # hashlib loads OpenSSL: the pack key and the facts digest use CPython's own SHA-256

@@ -93,6 +93,15 @@ def test_released_digests_are_the_released_files(tmp_path: Path) -> None:
         pytest.skip("the 0.1.0 commit is not in this clone")
     for kind in ("facts", "result"):
         assert versions.shape_digest(kind, spec) == versions.RELEASED_SHAPES[f"spec-check/{kind}/1"][1]
+
+
+def test_the_0_2_0_digests_are_computed_from_its_spec(tmp_path: Path) -> None:
+    """The 0.2.0 digests are computed from the spec/ recorded at its release (commit 35f689e)."""
+    spec = _spec_at("35f689e", tmp_path)
+    if spec is None:
+        pytest.skip("the 0.2.0 commit is not in this clone")
+    for kind in ("facts", "result"):
+        assert versions.shape_digest(kind, spec) == versions.RELEASED_SHAPES[f"spec-check/{kind}/2"][1]
     assert versions.shape_digest("facts", spec) != versions.shape_digest("facts", ROOT / "spec")  # facts added since
 
 

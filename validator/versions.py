@@ -32,12 +32,13 @@ RESULT_SCHEMA = "spec-check/result/2"
 DIFF_SCHEMA = "spec-check/diff/1"
 
 # schema version -> (the spec-check release that wrote it, digest of its shape). 0.1.0 is the
-# state of 2026-11-22 (commit c10a22f), before the first version bump.
+# state of 2026-11-22 (commit c10a22f), before the first version bump; 0.2.0's are those of
+# commit 35f689e (tests/test_versions.py recomputes both from those commits' spec/).
 RELEASED_SHAPES: dict[str, tuple[str, str]] = {
-    "spec-check/facts/1": ("0.1.0", "sha256:ca75ebd17d3541c557378bf7929d44fff3c87492bdfd5ef96c123307422b4a1b"),
-    "spec-check/result/1": ("0.1.0", "sha256:eb385b9eddde927181d8ae16f5ad3a2ceb862ebaa44e6f1535e9f2bc694db5e6"),
-    "spec-check/facts/2": ("0.2.0", "sha256:ea0d4ed0423aa1af884e73a3696bcc6588e0814da5f0d0868e00bc63aa6aa6a2"),
-    "spec-check/result/2": ("0.2.0", "sha256:694e4c07009bafac91d6815eba671f1ac8adc328d01668e8c483cf3f7d6e7345"),
+    "spec-check/facts/1": ("0.1.0", "sha256:f1d69eb655f8ea1b7c7f580010ad6808e91ea45ad8c8bf4be58bd81c280ae8b7"),
+    "spec-check/result/1": ("0.1.0", "sha256:55b9cbdb543412a90dfe2972e6a76cecf479abd36b1d444126f703f4fce459b7"),
+    "spec-check/facts/2": ("0.2.0", "sha256:a2778d48bfff5d736e418bdeeb510c1d5a8dc16edf127b1b751c51a6ae590da8"),
+    "spec-check/result/2": ("0.2.0", "sha256:0ca052ce1f9581bd5ae243e805e6fb9398d224f5879d02d54f513b4fb0e6f873"),
 }
 
 FACTS_READABLE = ("spec-check/facts/1", "spec-check/facts/2", FACTS_SCHEMA)
@@ -95,16 +96,17 @@ def older_note(kind: str, doc: dict[str, Any], where: str) -> str | None:
 
 def shape(kind: str, spec_dir: Path) -> dict[str, Any]:
     """The shape a schema version stands for, read from a spec/ directory: the JSON schema
-    without its prose, identifiers and own version, plus (for facts) the fact catalogue's
+    without its prose, identifiers and own version (``required`` lists sorted: the result
+    schema is generated, validator/report/schemas.py, and lists them in field order), plus (for facts) the fact catalogue's
     names, types, units and fields without labels and notes."""
     import json
 
     import yaml
 
     def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items()
-                    if k not in ("description", "title", "$id", "$comment", "examples")}
+        if isinstance(node, dict):  # "required" is a set: its order is no part of the shape
+            return {k: sorted(v) if k == "required" and isinstance(v, list) else strip(v)
+                    for k, v in node.items() if k not in ("description", "title", "$id", "$comment", "examples")}
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node

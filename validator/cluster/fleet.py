@@ -34,6 +34,7 @@ from typing import Any
 
 from validator.lazy import Made
 from validator.report.model import FOLDED_VALUES, Finding, Status
+from validator.rules.rulemodel import Rule
 
 FOLDABLE = (Status.PASS, Status.SKIP)
 # remembered verdicts kept at most (a fleet whose nodes each read their own values, as
@@ -67,13 +68,13 @@ def _refs(raw: Any, facts: set[str], fields: set[str]) -> None:
             _refs(v, facts, fields)
 
 
-def reads(rule: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def reads(rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(top-level facts, fields of ``rule.fact``'s items) that ``rule`` reads."""
     whole, fields = reads_whole(rule)
     return tuple(sorted(whole | {rule.fact})), tuple(sorted(fields))
 
 
-def reads_whole(rule: Any) -> tuple[set[str], set[str]]:
+def reads_whole(rule: Rule) -> tuple[set[str], set[str]]:
     """(the facts ``rule`` reads whole: its conditions' and formulas', and its own where a
     condition names no field; the fields of ``rule.fact``'s items it reads)."""
     facts: set[str] = set()

@@ -22,6 +22,7 @@ from typing import Any
 from validator.clock import now_utc
 from validator.cluster.rows import FactsFiles, HostSubjects, HostTable
 from validator.lazy import Made
+from validator.rules.rulemodel import Scope
 
 
 def replay(
@@ -119,7 +120,7 @@ def _checked(doc: dict[str, Any], f: Path) -> dict[str, Any]:
     from validator.errors import SpecCheckError
 
     kind = doc["subject"]["kind"]
-    if kind not in ("node", "cluster"):
+    if kind not in (Scope.NODE, Scope.CLUSTER):
         raise SpecCheckError(f'a "{kind}" facts document, expected node or cluster', file=str(f))
     return doc
 

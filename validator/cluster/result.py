@@ -10,12 +10,13 @@ baseline applied, the exit code computed).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from validator.rules.rulemodel import Scope
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def _fold_live(
     names = [d["subject"]["name"] for d in node_docs]
     findings: list[Any] = []
     subjects = tuple(
-        Subject(n, "node", digest(d), d.get("collected_at"), f"{transport}:{n}")
+        Subject(n, Scope.NODE, digest(d), d.get("collected_at"), f"{transport}:{n}")
         for n, d in zip(names, node_docs, strict=True)
     )
     for i, d in enumerate(node_docs):
@@ -250,6 +251,6 @@ def per_host(report: Any, failures: dict[str, str], transport: str) -> Any:
     )
     findings = tuple(sorted(findings, key=Finding.sort_key))
     extra_subjects = tuple(
-        Subject(h, "node", None, None, f"{transport}:{h} (probe failed)") for h in failures
+        Subject(h, Scope.NODE, None, None, f"{transport}:{h} (probe failed)") for h in failures
     )
     return replace(report, findings=findings, subjects=report.subjects + extra_subjects)

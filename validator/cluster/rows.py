@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.lazy import Made
+from validator.rules.rulemodel import Scope
 
 
 class StringTable(Made):
@@ -184,7 +185,7 @@ class HostSubjects(Made):
         from validator.report.model import Subject
 
         digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
-        return Subject(name, "node", digest, self._collected[i], f"replay:{name}")
+        return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{name}")
 
     def __getitem__(self, i: Any) -> Any:
         got = super().__getitem__(i)

@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
-from validator.report.model import Finding, Location, Status, gc_paused
+from validator.report.model import Finding, JSONValue, Location, Status, gc_paused
 from validator.rules.operators import AGGREGATE_OPS, OPERATORS
-from validator.rules.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
+from validator.rules.rulemodel import Condition, FactInfo, Level, Parameter, Rule, RulePack, Spec
 from validator.rules.selection import is_selected
 from validator.rules.spec import ParamValue
 from validator.rules.wording import value_words
 from validator.values.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
 
-Fact = Mapping[str, Any]
+Fact = Mapping[str, JSONValue]
 
 
 class _Undecided(Exception):
@@ -51,7 +51,7 @@ class Context:
 
 @dataclass(frozen=True)
 class _Resolved:
-    value: Any  # in the fact's unit
+    value: JSONValue  # in the fact's unit
     text: str  # for the expected sentence
     shown: str = ""  # the value alone, as shown ("8", "400 Gb/s"), where text adds an aside
     label: str = ""  # what it is: a fact's label, or a formula's inputs in words
@@ -70,7 +70,7 @@ _FORMATTED: dict[tuple[type, Any, str | None], str] = {}
 _HASHABLE = frozenset({str, int, float, bool, type(None)})
 
 
-def _fmt(value: Any, unit: str | None) -> str:
+def _fmt(value: JSONValue, unit: str | None) -> str:
     """``format_value``, remembered for scalars: a fleet repeats the same few values (8 GPUs,
     "ACTIVE", 400 Gb/s) hundreds of thousands of times. The type is part of the key
     (``True``, ``1`` and ``1.0`` are equal as keys but read differently)."""
@@ -87,7 +87,7 @@ def _fmt(value: Any, unit: str | None) -> str:
     return text
 
 
-def _static(raw: Any) -> bool:
+def _static(raw: JSONValue) -> bool:
     """A rule value that needs no facts (a literal, a parameter, a formula of those): its
     resolution depends only on the unit it is put in, so it is resolved once per unit."""
     if isinstance(raw, dict):
@@ -103,7 +103,7 @@ class _ResolveCache:
     """Resolutions of one static rule value per unit; failures (an unset parameter: skip)
     are remembered as their status and reason, and raised anew each time."""
 
-    def __init__(self, ctx: Context, raw: Any, fields_info: Mapping[str, FactInfo]):
+    def __init__(self, ctx: Context, raw: JSONValue, fields_info: Mapping[str, FactInfo]):
         self.ctx, self.raw, self.fields_info = ctx, raw, fields_info
         self.static = _static(raw)
         self._done: dict[str | None, _Resolved | tuple[Status, str, str | None]] = {}
@@ -150,7 +150,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _actual(fact: Fact, info: FactInfo | None, what: str) -> Any:
+def _actual(fact: Fact, info: FactInfo | None, what: str) -> JSONValue:
     """The fact's value, checked against the catalogue's type: a recording with a string
     where a number belongs, NaN, or a collection where a value belongs is an error, never
     something an operator might happen to accept."""
@@ -185,7 +185,7 @@ def _to_unit(q: Quantity, unit: str | None, what: str) -> float:
         raise _Undecided(Status.ERROR, f"{what}: {exc.problem}") from None
 
 
-def _resolve(ctx: Context, raw: Any, unit: str | None, facts: Mapping[str, Fact],
+def _resolve(ctx: Context, raw: JSONValue, unit: str | None, facts: Mapping[str, Fact],
              fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None = None) -> _Resolved:
     """A rule value, in the fact's unit, with the text shown as "expected"."""
     if isinstance(raw, dict):
@@ -291,7 +291,7 @@ def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping
     return _Resolved(result, f"{value} ({words})", value, words)
 
 
-def _range_pair(raw: Any) -> tuple[str, str] | None:
+def _range_pair(raw: JSONValue) -> tuple[str, str] | None:
     """The two formulas of a ``between`` range read as one (Daly's min and max of the same
     inputs), else None."""
     from validator.rules.formulas import RANGES
@@ -302,7 +302,7 @@ def _range_pair(raw: Any) -> tuple[str, str] | None:
     return pair if pair in RANGES and raw[0].get("args") == raw[1].get("args") else None
 
 
-def _test(op_name: str, actual: Any, expected: Any) -> bool:
+def _test(op_name: str, actual: JSONValue, expected: JSONValue) -> bool:
     op = OPERATORS[op_name]
     try:
         return op.test(actual, expected)
@@ -331,7 +331,7 @@ def _condition_text(ctx: Context, rule: Rule, cond: Condition) -> str:
     return _sentence(cond.op, label, text)
 
 
-def _param_spec(ctx: Context, name: str) -> Any:
+def _param_spec(ctx: Context, name: str) -> Parameter | None:
     return ctx.spec.parameters.get(name) if getattr(ctx, "spec", None) is not None else None
 
 
@@ -348,7 +348,7 @@ def _param_values(ctx: Context, name: str) -> dict[str, str]:
 
 def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
     """A rule in words, as findings say it: the expected sentence and each condition's."""
-    b = Builder(ctx, rule, "", "MUST")
+    b = Builder(ctx, rule, "", Level.MUST)
     return {
         "expected": b.static_expected(),
         "when": [_condition_text(ctx, rule, c) + (f" (otherwise it passes: {c.reason or 'met another way'})"
@@ -435,7 +435,7 @@ class Builder:
     sentence, the compiled conditions and the expected value per unit are worked out once,
     not once per finding."""
 
-    def __init__(self, ctx: Context, rule: Rule, subject: str, level: str):
+    def __init__(self, ctx: Context, rule: Rule, subject: str, level: Level):
         self.ctx, self.rule, self.subject, self.level = ctx, rule, subject, level
         self.label = _label(ctx, rule.fact, rule.field)
         self.info = _info(ctx, rule.fact, rule.field)
@@ -454,7 +454,7 @@ class Builder:
         self.values = self.info.values if self.info is not None else {}
 
     def make(self, status: Status, expected: str, message: str, *, item: str | None = None,
-             fact: Fact | None = None, value: Any = None, unit: str | None = None,
+             fact: Fact | None = None, value: JSONValue = None, unit: str | None = None,
              observed: str | None = None, source: str | None = None) -> Finding:
         if fact is not None:
             loc = fact.get("location")
@@ -531,7 +531,7 @@ class Builder:
         if ok:
             return self.make(Status.PASS, expected, f"{self.label} is {shown}{note}", item=item,
                              fact=fact, value=actual, unit=unit, observed=observed)
-        status = Status.FAIL if self.level == "MUST" else Status.WARN
+        status = Status.FAIL if self.level == Level.MUST else Status.WARN
         return self.make(status, expected, f"{self.summary}: {self.label} is {shown}{note}",
                          item=item, fact=fact, value=actual, unit=unit, observed=observed)
 
@@ -547,7 +547,7 @@ class Builder:
         return _sentence(check.op, self.label, value_words(self.values, text) if self.values else text)
 
 
-def _words(ctx: Context, rule: Rule, raw: Any, *, top: bool = False) -> str:
+def _words(ctx: Context, rule: Rule, raw: JSONValue, *, top: bool = False) -> str:
     """A rule value in words, unresolved (``rules explain``, skip and error findings): a
     parameter as its value and name, a field or fact as its label, a formula as what it
     computes (formulas.py's PRODUCTS, LABELS and RANGES), a literal as written."""
@@ -778,7 +778,7 @@ def _aggregate(b: Builder, fact: Fact, members: list[dict[str, Any]],
     if ok:
         return b.make(Status.PASS, expected, f"{b.label} is {observed}", fact=fact, value=values,
                       observed=observed)
-    status = Status.FAIL if b.level == "MUST" else Status.WARN
+    status = Status.FAIL if b.level == Level.MUST else Status.WARN
     fewest = sorted(groups, key=lambda v: counts[v])[0]
     detail = f"{', '.join(groups[fewest][:10])} differ{'s' if counts[fewest] == 1 else ''} ({fewest})"
     return b.make(status, expected, f"{b.rule.summary.strip()}: {detail}", fact=fact, value=values,

@@ -31,10 +31,11 @@ except ImportError:
 
 from validator.errors import FactsFileError
 from validator.lazy import MadeBy
+from validator.rules.rulemodel import SCOPES
 from validator.versions import FACTS_SCHEMA as SCHEMA  # defined in one place (versions.py)
 from validator.versions import unreadable
 
-SUBJECT_KINDS = ("node", "job", "cluster")
+SUBJECT_KINDS = SCOPES
 MAX_FACTS_BYTES = 64 * 1024 * 1024
 
 Fact = dict[str, Any]

@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from validator.rules.rulemodel import Level, Spec
 
-def levels_of(spec: Any) -> dict[str, str]:
+
+def levels_of(spec: Spec) -> dict[str, Level]:
     """Requirement ID -> MUST/SHOULD, from the spec the run checks."""
     return {q.id: q.level for q in spec.requirements}
 

@@ -18,6 +18,7 @@ from typing import Any
 from validator.jobnodes import ncclenv
 from validator.jobnodes.nodes import Node, hostlist
 from validator.jobnodes.rules import RULES
+from validator.rules.rulemodel import Level
 
 OK, BAD, UNKNOWN = "ok", "bad", "unknown"
 ELSEWHERE = "elsewhere"  # this host's mismatch is another finding's (one failure per mismatch)
@@ -95,7 +96,7 @@ def _grouped(per_host: dict[str, str]) -> str:
 class Judge:
     """Makes the findings of one job against one fleet."""
 
-    def __init__(self, doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, str],
+    def __init__(self, doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, Level],
                  declared: tuple[int, str] | None = None):
         self.declared = declared  # nvlink_domain_size given by --set or a profile, and how
         self.doc = doc
@@ -112,7 +113,7 @@ class Judge:
 
         r = RULES[rule_id]
         self.findings.append(Finding(
-            rule=rule_id, requirement=r.requirement, level=self.levels.get(r.requirement, "MUST"),
+            rule=rule_id, requirement=r.requirement, level=self.levels.get(r.requirement, Level.MUST),
             status=status, subject=self.subject, expected=expected, message=message,
             remediation=r.remediation, observed=observed, value=value, source=source,
             location=ask.location() if ask else None,
@@ -148,8 +149,8 @@ class Judge:
         if unknown:
             tail = f"; not compared on {_grouped(unknown)}"
         if bad:
-            level = self.levels.get(RULES[rule_id].requirement, "MUST")
-            status = Status.FAIL if level == "MUST" else Status.WARN
+            level = self.levels.get(RULES[rule_id].requirement, Level.MUST)
+            status = Status.FAIL if level == Level.MUST else Status.WARN
             fine = f"; {hostlist(ok)} fit" if ok else ""
             self._finding(rule_id, status, expected=expected, ask=ask,
                           message=f"{ask.cited()}: {what} on {hostlist(bad)} ({_grouped(bad)}){fine}{tail}",
@@ -202,7 +203,7 @@ class Judge:
         src = f"{hostlist(n.host for n in self.nodes)}: gpu.count (sum over the nodes given)"
         expected = f"at most the fleet's GPUs ({size} needed by one replica)"
         if size > total and not unknown:
-            self._finding(rid, Status.WARN if self.levels.get("TOPO-03") == "SHOULD" else Status.FAIL,
+            self._finding(rid, Status.WARN if self.levels.get("TOPO-03") == Level.SHOULD else Status.FAIL,
                           expected=expected, ask=ask, observed=f"{total} GPUs", value=total, source=src,
                           message=f"{ask.cited()}: one replica needs {size} GPUs; the nodes given have {total} "
                                   f"({_grouped({h: f'{c} GPUs' for h, c in counts.items()})})")
@@ -496,7 +497,7 @@ def nvlink_domain(n: Node, declared: tuple[int, str] | None = None) -> tuple[int
     return count, how, None
 
 
-def judge_job(doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, str],
+def judge_job(doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, Level],
               declared: tuple[int, str] | None = None) -> list[Any]:
     """Every finding of one job document against ``nodes``."""
     return Judge(doc, nodes, levels, declared).run()

@@ -34,6 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from validator.rules.rulemodel import Level
+
 _PREFIX = r"^(?:\[[^\]]*\](?:<std(?:out|err)>)?:?\s*|\d+:\s+)*"
 LINE = re.compile(
     _PREFIX + r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
@@ -210,7 +212,7 @@ def _names(procs: Sequence[Process]) -> str:
     return ", ".join(parts)
 
 
-def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence[Any] = (),
+def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequence[Any] = (),
              run: str = "--run") -> list[Any]:
     """NET-02 from the run: sockets used (fail), transports that differ between ranks
     otherwise (fail), or why the log cannot tell (error / skip). PLAT-01 where NCCL
@@ -225,14 +227,14 @@ def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence
              expected: str = "", value: Any = None) -> None:
         req = RULES[rid].requirement
         out.append(Finding(
-            rule=rid, requirement=req, level=levels.get(req, "MUST"), status=status, subject=subject,
+            rule=rid, requirement=req, level=levels.get(req, Level.MUST), status=status, subject=subject,
             expected=expected or RULES[rid].summary, message=message, remediation=RULES[rid].remediation,
             observed=observed, value=value, source=f"NCCL_DEBUG=INFO log ({run})",
             location=Location(at.file, at.line, at.text) if at else None))
 
-    level = levels.get("NET-02", "MUST")
+    level = levels.get("NET-02", Level.MUST)
     used, mixed = "NET-02.run-used-sockets", "NET-02.run-mixed-transports"
-    _shared_gpus(ev, nodes, make, Status.FAIL if levels.get("PLAT-01", "MUST") == "MUST" else Status.WARN)
+    _shared_gpus(ev, nodes, make, Status.FAIL if levels.get("PLAT-01", Level.MUST) == Level.MUST else Status.WARN)
     if not ev.processes:
         why = (f"no NCCL_DEBUG=INFO lines in {', '.join(ev.files) or run}: the transport NCCL used "
                "is not known from this run")
@@ -250,7 +252,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence
         rest = f"; {_names(others)} used {', '.join(sorted({str(p.transport()) for p in others}))}" if others else ""
         none = next((p.ib_none for p in sock if p.ib_none), None)
         after = f' after "NET/IB : No device found." ({none.file}:{none.line})' if none else ""
-        make(used, Status.FAIL if level == "MUST" else Status.WARN,
+        make(used, Status.FAIL if level == Level.MUST else Status.WARN,
              f"NCCL used TCP sockets on {_names(sock)}: \"{where.text.strip() if where else ''}\"{after}{fab}{rest}",
              at=where, observed="Socket", expected="an RDMA transport (NCCL 'Using network IB')",
              value=[p.name for p in sock])
@@ -268,7 +270,8 @@ def findings(ev: Evidence, subject: str, levels: dict[str, str], nodes: Sequence
         make(mixed, Status.SKIP, "fewer than two ranks said which network they used: nothing to compare")
     elif len(kinds - {"socket"}) > 1:
         groups = "; ".join(f"{k}: {_names([p for p in known if str(p.transport()) == k])}" for k in sorted(kinds))
-        make(mixed, Status.FAIL if level == "MUST" else Status.WARN, f"the ranks used different transports: {groups}",
+        make(mixed, Status.FAIL if level == Level.MUST else Status.WARN,
+             f"the ranks used different transports: {groups}",
              at=known[0].network, observed=", ".join(sorted(kinds)), value=sorted(kinds))
     elif len(kinds) > 1:
         make(mixed, Status.SKIP, f"the ranks differ only in that some used sockets ({_names(sock)}): "

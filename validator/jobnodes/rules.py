@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from validator.rules.rulemodel import Level, Scope
+
 
 @dataclass(frozen=True)
 class JobNodeRule:
@@ -122,9 +124,9 @@ RULES = {
 }
 
 
-def rule_docs(ids: set[str], levels: dict[str, str]) -> list[object]:
+def rule_docs(ids: set[str], levels: dict[str, Level]) -> list[object]:
     """RuleDoc of each rule id given (for the report's ``rules``)."""
     from validator.report.model import RuleDoc
 
-    return [RuleDoc(r.id, r.requirement, r.name, levels.get(r.requirement, "MUST"), "job",
+    return [RuleDoc(r.id, r.requirement, r.name, levels.get(r.requirement, Level.MUST), Scope.JOB,
                     r.summary, r.why, r.remediation) for r in RULES.values() if r.id in ids]

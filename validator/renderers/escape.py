@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from validator.report.model import Report
 
 # C0 controls but \t and \n, DEL, C1 controls, lone surrogates, and the two XML non-characters
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -87,7 +90,7 @@ def _needs(s: object) -> bool:
     return isinstance(s, str) and not (s.isascii() and s.isprintable()) and _UNSAFE.search(s) is not None
 
 
-def clean_report(report: Any) -> Any:
+def clean_report(report: Report) -> Report:
     """The report with every unsafe string of its findings and subjects made safe.
 
     Only findings that hold such a string are rebuilt (a check that is one

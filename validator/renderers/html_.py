@@ -19,7 +19,7 @@ from typing import TextIO
 
 from validator.renderers import coverage as cov
 from validator.renderers.html_template import CSP, CSS, badge, bandwidth_svg
-from validator.report.model import STATUS_ORDER, Finding, Report, Status
+from validator.report.model import STATUS_ORDER, Finding, Report, Scope, Status
 
 Write = Callable[[str], None]
 PROBLEMS = (Status.FAIL, Status.ERROR, Status.WARN)
@@ -69,7 +69,7 @@ def title_of(report: Report) -> str:
     kinds = Counter(sub.kind for sub in report.subjects)
     clusters = [sub.name for sub in report.subjects if sub.kind == "cluster"]
     if clusters:
-        jobs, nodes = kinds["job"], kinds["node"]
+        jobs, nodes = kinds[Scope.JOB], kinds[Scope.NODE]
         hosts = f"{nodes} node{'s' if nodes != 1 else ''}"
         # the cluster subject is named after the fleet where the run knew a name
         fleet = f"a fleet of {hosts}" if clusters[0] == "cluster" else f"fleet {clusters[0]} ({hosts})"

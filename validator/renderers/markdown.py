@@ -196,9 +196,9 @@ class MarkdownRenderer:
             for f in rest_ok:
                 by_rule.setdefault(f.rule, Counter())[f.status.value] += 1
                 subjects.setdefault(f.rule, set()).add(f.subject)
-                seen = holds.setdefault(f.rule, [])
-                if f.status is Status.PASS and f.expected and f.expected not in seen:
-                    seen.append(f.expected)
+                held = holds.setdefault(f.rule, [])
+                if f.status is Status.PASS and f.expected and f.expected not in held:
+                    held.append(f.expected)
             w(
                 f"<details><summary>{len(rest_ok)} passed or skipped, by rule</summary>\n\n"
                 f"| what holds | rule | {ICON['pass']} pass | {ICON['skip']} skip | subjects |\n"

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from validator.renderers import coverage as cov
-from validator.report.model import Finding, Report, Status
+from validator.report.model import Finding, Level, Report, Status
 
 PROBLEM = (Status.FAIL, Status.ERROR, Status.WARN)
 
@@ -40,7 +40,7 @@ def fix_rank(f: Finding) -> int:
     if f.status is Status.FAIL:
         return 0
     if f.status is Status.ERROR:
-        return 1 if f.level == "MUST" else 3
+        return 1 if f.level == Level.MUST else 3
     return 2
 
 

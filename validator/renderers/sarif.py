@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from validator.renderers._paths import finding_path
 from validator.renderers.scope import scope_of, verdict_text
-from validator.report.model import Finding, Report, Status
+from validator.report.model import Finding, Level, Report, Status
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/spec-check/spec-check"
@@ -82,7 +82,7 @@ class SarifRenderer:
                         "markdown": f"**{r.requirement}** ({r.level}): {r.summary}\n\n{r.why}\n\n"
                         f"**Fix:** {r.remediation}",
                     },
-                    "defaultConfiguration": {"level": "error" if r.level == "MUST" else "warning"},
+                    "defaultConfiguration": {"level": "error" if r.level == Level.MUST else "warning"},
                     "properties": {
                         "requirement": r.requirement,
                         "level": r.level,

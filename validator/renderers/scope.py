@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from validator.report.model import Report
+from validator.report.model import Scope as Kind
 
-SCOPES = ("node", "cluster", "job")  # the order the sentence names them in
+SCOPES = tuple(s.value for s in (Kind.NODE, Kind.CLUSTER, Kind.JOB))  # the order the sentence names them in
 
 
 @dataclass(frozen=True)

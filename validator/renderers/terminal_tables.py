@@ -144,7 +144,7 @@ class Tables:
             spaced.append(tuple(Text(c) for c in sentinel))
             spaced.append(tuple(Text(c) for c in m))
         spaced.append(tuple(Text(c) for c in sentinel))
-        lines = _capture(console, build(tuple(spaced), False)).splitlines(keepends=True)  # type: ignore[arg-type]
+        lines = _capture(console, build(tuple(spaced), False)).splitlines(keepends=True)
         cuts = [i for i, ln in enumerate(lines) if ln.strip() == "!"]
         if len(cuts) != len(shapes) + 1:
             return None

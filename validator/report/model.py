@@ -2,8 +2,15 @@
 
 These are frozen dataclasses rather than pydantic models: a fleet run builds hundreds of
 thousands of findings and they need no validation (the engine made them). ``to_dict``
-gives the JSON result whose schema is ``spec/result.schema.json``; ``report_from_dict``
-reads one back (``spec-check report``, ``diff``, ``sign``).
+gives the JSON result; ``report_from_dict`` reads one back (``spec-check report``,
+``diff``, ``sign``).
+
+They are also the one definition of the result format: ``spec/result.schema.json`` is
+generated from their annotations (``python -m validator.report.schemas result``; a test fails
+when the checked-in file drifts), and the reader's checks (``results.py``) take their
+fields, forms and enums from here. What a Python type alone cannot say rides along in
+``Annotated`` metadata (``Form``, ``Keywords``, ``Shape``, ``REQUIRED``, ``OMITTED_IF_NONE``): with
+``from __future__ import annotations`` none of it is evaluated unless a schema is made.
 """
 
 from __future__ import annotations
@@ -14,11 +21,145 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
+from validator.rules.rulemodel import Level as Level  # re-exported: renderers take the Report and its enums alone
+from validator.rules.rulemodel import Scope as Scope
 from validator.versions import RESULT_SCHEMA as RESULT_SCHEMA  # re-exported; defined in one place
 
 MAX_SOURCE_TEXT = 200  # characters of a source line a finding carries
+
+JSONValue = Any
+"""Any JSON value (an observed fact's raw value, a rule's literal): truly open."""
+
+
+# ---- what the result schema says beyond the Python types ------------------------------------
+# validator/report/schemas.py reads these from the annotations below; results.py checks with them.
+
+
+@dataclass(frozen=True)
+class Form:
+    """A text field's form: ``regex`` is what the reader accepts (full match). The schema
+    states ``"^regex$"``, or ``published`` where result/2 published another pattern (""
+    for none): tightening a published pattern is a new schema version."""
+
+    name: str
+    regex: str
+    published: str | None = None
+
+    @property
+    def pattern(self) -> str | None:
+        if self.published is None:
+            return f"^{self.regex}$"
+        return self.published or None
+
+
+class Keywords:
+    """JSON Schema keywords added to a field's generated schema (bounds, descriptions)."""
+
+    def __init__(self, **keywords: JSONValue) -> None:
+        self.keywords = keywords
+
+
+class Shape:
+    """The JSON object a ``dict`` field holds has the keys of ``typed`` (a TypedDict); the
+    code keeps building plain dicts (a waiver record, a fleet's fold), so the Python type
+    stays ``dict``."""
+
+    def __init__(self, typed: type) -> None:
+        self.typed = typed
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+REQUIRED = _Marker("REQUIRED")
+"""A field with a default that is always written, and that the schema requires."""
+OMITTED_IF_NONE = _Marker("OMITTED_IF_NONE")
+"""A field written only when set: the schema allows no null for it."""
+
+SPEC_VERSION = Form("spec_version", r"\d{1,4}(\.\d{1,4}){0,3}")
+TOOL_VERSION = Form("tool_version", r"[0-9A-Za-z][0-9A-Za-z.+-]{0,63}")
+GENERATED_AT = Form("generated_at", r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})")
+COMMAND = Form("command", r"[a-z][a-z-]{0,31}", published="")
+RULE = Form("rule", r"[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*", published=r"^[A-Z]{2,5}-\d{2}\.[a-z0-9-]+$")
+REQUIREMENT = Form("requirement", r"[A-Z]{2,5}-\d{2}")
+DIGEST = Form("digest", r"sha256:[0-9a-f]{64}")
+FORMS = {f.name: f for f in (SPEC_VERSION, TOOL_VERSION, GENERATED_AT, COMMAND, RULE, REQUIREMENT, DIGEST)}
+
+
+# ---- the result's JSON objects that are dicts in Python --------------------------------------
+
+
+class RulePackRef(TypedDict):
+    id: str
+    digest: Annotated[str, DIGEST]
+
+
+class _ParameterValue(TypedDict):
+    value: str  # "400 Gb/s"
+    origin: str  # "default", "profile p.yaml", "--set"
+
+
+class ParameterValue(_ParameterValue, total=False):
+    default: str
+
+
+class _Waiver(TypedDict):
+    active: bool
+
+
+class Waiver(_Waiver, total=False):
+    id: str
+    subject: str
+    justification: str
+    approver: str
+    expires: str
+
+
+class _Folded(TypedDict):
+    subjects: Annotated[int, Keywords(minimum=1, description="hosts folded")]
+    verdicts: Annotated[int, Keywords(minimum=1, description="verdicts folded (one per item)")]
+    names: Annotated[str, Keywords(description="the hosts, as a Slurm-style host list (node[0001-0016])")]
+
+
+class Folded(_Folded, total=False):
+    range: Annotated[list[JSONValue] | None, Keywords(
+        minItems=2, maxItems=2, description="[min, max] of a numeric value, in the finding's unit")]
+    values: Annotated[list[str], Keywords(description="distinct values seen, as shown (at most 10)")]
+    more: Annotated[int, Keywords(minimum=0, description="distinct values beyond those listed")]
+
+
+class _Coverage(TypedDict):
+    complete: bool
+    scopes: list[Scope]
+    requirements_evaluated: list[str]
+    requirements_total: Annotated[int, Keywords(minimum=0)]
+
+
+class Coverage(_Coverage, total=False):
+    """What the verdict covers: conformance to the whole spec only when complete."""
+
+    scopes_not_evaluated: list[Scope]
+    requirements_not_evaluated: list[str]
+
+
+class _JobVerdict(TypedDict):
+    name: str
+    files: list[str]
+    conformant: bool
+
+
+class JobVerdict(_JobVerdict, total=False):
+    """lint: each job found (an entry point and the files it names) with its own verdict;
+    findings name their job as subject"""
+
+    counts: dict[str, Annotated[int, Keywords(minimum=0)]]
 
 
 @contextmanager
@@ -55,11 +196,11 @@ STATUS_ORDER = (Status.FAIL, Status.ERROR, Status.WARN, Status.SKIP, Status.PASS
 @dataclass(frozen=True, slots=True)
 class Location:
     file: str
-    line: int | None = None
+    line: Annotated[int | None, REQUIRED] = None
     # the line's text, captured when the run read the file (capped at 200 characters):
     # renderers show this and never open ``file`` (a replayed result names paths that
     # this machine need not have, or should not show)
-    text: str | None = None
+    text: Annotated[str | None, OMITTED_IF_NONE, Keywords(maxLength=MAX_SOURCE_TEXT)] = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.text is None:
@@ -77,27 +218,33 @@ class Finding:
     the slots through their descriptors. Same signature, same result (a test compares).
     """
 
-    rule: str
-    requirement: str
-    level: str  # MUST | SHOULD
+    rule: Annotated[str, RULE]
+    requirement: Annotated[str, REQUIREMENT]
+    level: Level
     status: Status
     subject: str
     expected: str
-    message: str
+    message: Annotated[str, Keywords(minLength=1)]
     remediation: str
     item: str | None = None
-    observed: str | None = None  # the value with its unit, for people
-    value: Any = None  # the raw observed value, for machines
+    observed: Annotated[str | None, REQUIRED] = None  # the value with its unit, for people
+    value: JSONValue = None  # the raw observed value, for machines
     unit: str | None = None
     source: str | None = None  # probe path, command, or file
-    location: Location | None = None
-    waiver: dict[str, Any] | None = None
+    location: Annotated[Location | None, REQUIRED] = None
+    waiver: Annotated[dict[str, Any] | None, Shape(Waiver)] = None
     # several verdicts in one finding (a large fleet's passes and skips): see FOLDED below
-    folded: dict[str, Any] | None = None
+    folded: Annotated[dict[str, Any] | None, Shape(Folded), OMITTED_IF_NONE, Keywords(description=(
+        "Present only on a finding that stands for many verdicts of one rule with one status and "
+        "expected sentence (spec-check cluster folds a large fleet's passes and skips): its subject "
+        "is the cluster."))] = None
 
-    def __init__(self, rule: str, requirement: str, level: str, status: Status, subject: str,
+    # in the JSON, not a field: "error" for a MUST, "warning" for a SHOULD (the property below)
+    JSON_COMPUTED: ClassVar[dict[str, Any]] = {"severity": Annotated[Literal["error", "warning"], REQUIRED]}
+
+    def __init__(self, rule: str, requirement: str, level: Level, status: Status, subject: str,
                  expected: str, message: str, remediation: str, item: str | None = None,
-                 observed: str | None = None, value: Any = None, unit: str | None = None,
+                 observed: str | None = None, value: JSONValue = None, unit: str | None = None,
                  source: str | None = None, location: Location | None = None,
                  waiver: dict[str, Any] | None = None, folded: dict[str, Any] | None = None) -> None:
         s = _FINDING_SLOTS
@@ -120,7 +267,7 @@ class Finding:
 
     @property
     def severity(self) -> str:
-        return "error" if self.level == "MUST" else "warning"
+        return "error" if self.level == Level.MUST else "warning"
 
     @property
     def waived(self) -> bool:
@@ -135,7 +282,7 @@ class Finding:
         """Makes its run not conformant: a ``fail``, or an ``error`` on a MUST rule (unknown is
         never pass), outside an active waiver."""
         return not self.waived and (
-            self.status is Status.FAIL or (self.status is Status.ERROR and self.level == "MUST")
+            self.status is Status.FAIL or (self.status is Status.ERROR and self.level == Level.MUST)
         )
 
     def sort_key(self) -> tuple[str, str, str, str]:
@@ -162,7 +309,7 @@ class Finding:
             "source": self.source,
             "location": None if loc is None else loc.to_dict(),
             "waiver": None if waiver is None else dict(waiver),
-            "severity": "error" if self.level == "MUST" else "warning",
+            "severity": "error" if self.level == Level.MUST else "warning",
         }
         if self.folded is not None:  # only on folded findings: other results keep their bytes
             out["folded"] = dict(self.folded)
@@ -191,25 +338,30 @@ class RuleDoc:
     id: str
     requirement: str
     name: str
-    level: str
-    scope: str
+    level: Level
+    scope: Scope
     summary: str
     why: str
     remediation: str
+
+    # result/2 published only these keys as required, and no types: the reader checks all
+    PUBLISHED_REQUIRED: ClassVar[tuple[str, ...]] = ("id", "requirement", "level", "summary")
 
 
 @dataclass(frozen=True, slots=True)
 class RequirementDoc:
     id: str
-    level: str
+    level: Level
     title: str
     statement: str
+
+    PUBLISHED_REQUIRED: ClassVar[tuple[str, ...]] = ("id", "level", "statement")
 
 
 @dataclass(frozen=True, slots=True)
 class Subject:
     name: str
-    kind: str  # node | job | cluster
+    kind: Scope
     facts_digest: str | None = None
     collected_at: str | None = None
     source: str | None = None  # the facts file, the host address, or "probe"
@@ -221,8 +373,18 @@ class Subject:
 
 @dataclass(frozen=True)
 class Summary:
-    counts: dict[str, int]
+    counts: dict[str, int]  # status -> findings
     conformant: bool
+
+    # the JSON, in place of the fields: the counts by status, their total, the verdict, and
+    # (added by renderers/json_.py) the verdict in words and what it covers
+    JSON_FIELDS: ClassVar[dict[str, Any]] = {
+        **{s.value: Annotated[int, REQUIRED, Keywords(minimum=0)] for s in Status},
+        "total": Annotated[int, REQUIRED, Keywords(minimum=0)],
+        "conformant": Annotated[bool, REQUIRED],
+        "verdict": Annotated[str, Keywords(description="the verdict in words, naming what it covers")],
+        "coverage": Coverage,
+    }
 
     def to_dict(self, *, findings: bool = True) -> dict[str, Any]:
         """The JSON result; ``findings=False`` leaves ``"findings"`` an empty list in its
@@ -249,19 +411,29 @@ def summarize(findings: tuple[Finding, ...] | list[Finding]) -> Summary:
 class Report:
     """A whole run: what was checked, against what, and every finding."""
 
-    command: str
-    spec_version: str
-    tool_version: str
-    rule_pack: dict[str, str]  # {"id": "v1.0", "digest": "sha256:..."}
-    generated_at: str
-    parameters: dict[str, dict[str, Any]]  # name -> {"value": "400 Gb/s", "origin": "default"}
+    command: Annotated[str, COMMAND]
+    spec_version: Annotated[str, SPEC_VERSION]
+    tool_version: Annotated[str, TOOL_VERSION]
+    rule_pack: Annotated[dict[str, str], Shape(RulePackRef)]
+    generated_at: Annotated[str, GENERATED_AT]
+    # name -> {"value": "400 Gb/s", "origin": "default"}
+    parameters: dict[str, Annotated[dict[str, Any], Shape(ParameterValue)]]
     subjects: tuple[Subject, ...]
     findings: tuple[Finding, ...]
     rules: tuple[RuleDoc, ...] = ()
     requirements: tuple[RequirementDoc, ...] = ()
     profile: str | None = None
-    selection: dict[str, list[str]] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. cluster measurements
+    # published as any object (result/2); the reader checks lists of strings
+    selection: Annotated[dict[str, list[str]], Keywords(published={"type": "object"})] = field(default_factory=dict)
+    # e.g. cluster measurements ("fleet"); the schema describes lint's "jobs"
+    extra: Annotated[dict[str, JSONValue], Keywords(properties={"jobs": list[JobVerdict]})] = field(
+        default_factory=dict)
+
+    # in the JSON, not fields: the format's version, and the counts with the verdict
+    JSON_COMPUTED: ClassVar[dict[str, Any]] = {
+        "schema": Annotated[Literal[RESULT_SCHEMA], REQUIRED],
+        "summary": Annotated[Summary, REQUIRED],
+    }
 
     @cached_property
     def summary(self) -> Summary:
@@ -301,7 +473,7 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
     return Finding(
         rule=d["rule"],
         requirement=d["requirement"],
-        level=d.get("level", "MUST"),
+        level=d.get("level", Level.MUST),
         status=Status(d["status"]),
         subject=d["subject"],
         expected=d.get("expected", ""),

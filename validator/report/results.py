@@ -5,6 +5,13 @@ ends in one ``SpecCheckError`` naming the file and the problem (exit 2), never a
 traceback. The check is by hand rather than with jsonschema, which is a test-only
 dependency; it covers what ``report_from_dict`` needs, so a file that passes here
 always rebuilds into a Report.
+
+What it checks comes from the result model (``validator/report/model.py``), the definition
+``spec/result.schema.json`` is generated from: the keys and types of findings, subjects,
+waivers and rule docs, the identifiers' forms, the statuses, levels and scopes. It reads
+every readable version (result/1 lacks keys result/2 requires) and is stricter than the
+published schema where that was published loosely (rule ids, commands, rule docs, unknown
+keys): tests/hardening/test_properties.py holds that what it accepts, the schema accepts.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from validator.errors import SpecCheckError
-from validator.report.model import Report, Status, report_from_dict
+from validator.report import model
+from validator.report.model import JSONValue, Report, Status, report_from_dict
+from validator.rules.rulemodel import Level, Scope
 from validator.versions import unreadable
 
 # Read back whatever spec-check writes: the largest result ``cluster`` writes (25,000 nodes,
@@ -23,9 +32,11 @@ from validator.versions import unreadable
 # (tests/hardening/test_round_trip.py holds the writer to it).
 MAX_RESULT_BYTES = 1024 * 1024 * 1024
 _STATUSES = {s.value for s in Status}
+_LEVELS = tuple(lv.value for lv in Level)  # a tuple: a list value is not hashable
+_SCOPES = tuple(s.value for s in Scope)
 
 
-def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
+def read_json(path: Path, *, duplicates: list[str] | None = None) -> JSONValue:
     """Parse one JSON file; every failure is one error naming the file (and line).
 
     Keys repeated within one object are collected into ``duplicates`` when given: JSON
@@ -45,7 +56,7 @@ def read_json(path: Path, *, duplicates: list[str] | None = None) -> Any:
         raise SpecCheckError(exc.problem, file=where, line=exc.line) from None
 
 
-def check_result(data: Any, where: str) -> dict[str, Any]:
+def check_result(data: JSONValue, where: str) -> dict[str, Any]:
     """The document if it is a spec-check result; else one error naming the field.
 
     Every field a renderer, verdict or diff reads is checked for its type (a boolean is
@@ -80,23 +91,41 @@ _TOP = {
     "findings": list,
 }
 _JSON_NAME = {str: "string", dict: "object", list: "array", bool: "boolean", int: "integer"}
-_PATTERNS = {
-    "spec_version": re.compile(r"\d{1,4}(?:\.\d{1,4}){0,3}"),
-    "tool_version": re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,63}"),
-    "generated_at": re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})"),
-    "command": re.compile(r"[a-z][a-z-]{0,31}"),
-    "rule": re.compile(r"[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*"),
-    "requirement": re.compile(r"[A-Z]{2,5}-\d{2}"),
-    "digest": re.compile(r"sha256:[0-9a-f]{64}"),
-}
+_PATTERNS = {name: re.compile(form.regex) for name, form in model.FORMS.items()}
 _OPT_STR = (str, type(None))
+
+
+def _json_types(cls: type) -> dict[str, Any]:
+    """Each key of a result object (a model dataclass or TypedDict) and the Python type(s)
+    its JSON value parses to: text (enums included) is ``str``, ``X | None`` a tuple."""
+    import enum
+    import types
+    import typing
+
+    out: dict[str, Any] = {}
+    for name, tp in typing.get_type_hints(cls).items():
+        if typing.get_origin(tp) is typing.ClassVar:
+            continue
+        args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
+        kinds = tuple(str if isinstance(a, type) and issubclass(a, enum.Enum) else a for a in args)
+        out[name] = kinds if len(kinds) > 1 else kinds[0]
+    return out
+
+
+_FINDING = _json_types(model.Finding)
+# what every readable version has (result/1 lacked "level", "expected", "message", "remediation")
 _FINDING_STR = ("rule", "requirement", "status", "subject")
-_FINDING_OPT_STR = ("item", "observed", "unit", "source")
-_FINDING_TEXT = ("expected", "message", "remediation")
-_WAIVER = {"id": str, "subject": str, "justification": str, "approver": str, "expires": str, "active": bool}
-_SUBJECT = {"name": str, "kind": str, "facts_digest": _OPT_STR, "collected_at": _OPT_STR, "source": _OPT_STR}
-_RULE_DOC = ("id", "requirement", "name", "level", "scope", "summary", "why", "remediation")
-_REQ_DOC = ("id", "level", "title", "statement")
+_FINDING_OPT_STR = tuple(k for k, t in _FINDING.items() if t == _OPT_STR)
+_FINDING_TEXT = tuple(k for k, t in _FINDING.items() if t is str and k not in _FINDING_STR and k != "level")
+_WAIVER = _json_types(model.Waiver)
+_SUBJECT = _json_types(model.Subject)
+_RULE_DOC = tuple(_json_types(model.RuleDoc))
+_REQ_DOC = tuple(_json_types(model.RequirementDoc))
+
+
+def _either(words: Any) -> str:
+    words = list(words)
+    return ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _short(value: Any) -> str:
@@ -153,8 +182,8 @@ class _Check:
             self.kind(name, d.get(name, []), list)
         for i, sub in enumerate(d.get("subjects", [])):
             self.record(f"subjects[{i}]", sub, _SUBJECT)
-            if sub["kind"] not in ("node", "job", "cluster"):
-                self.fail(f"subjects[{i}].kind", f'"{_short(sub["kind"])}" is not node, job or cluster')
+            if sub["kind"] not in _SCOPES:
+                self.fail(f"subjects[{i}].kind", f'"{_short(sub["kind"])}" is not {_either(Scope)}')
         for i, r in enumerate(d.get("rules", [])):
             self.record(f"rules[{i}]", r, dict.fromkeys(_RULE_DOC, str))
         for i, r in enumerate(d.get("requirements", [])):
@@ -170,7 +199,8 @@ class _Check:
         if fleet is None:
             return
         self.kind("extra.fleet", fleet, dict)
-        numbers = [(f"extra.fleet.{k}", fleet.get(k), int) for k in ("hosts", "probed") if k in fleet]
+        numbers: list[tuple[str, Any, type | tuple[type, ...]]] = [
+            (f"extra.fleet.{k}", fleet.get(k), int) for k in ("hosts", "probed") if k in fleet]
         pairs = fleet.get("pairs")
         if pairs is not None:
             self.kind("extra.fleet.pairs", pairs, dict)
@@ -201,8 +231,8 @@ class _Check:
         self.form(f"{field}.requirement", f["requirement"], "requirement")
         if f["status"] not in _STATUSES:
             self.fail(f"{field}.status", f'unknown status "{_short(f["status"])}"')
-        if f.get("level", "MUST") not in ("MUST", "SHOULD"):
-            self.fail(f"{field}.level", f'"{_short(f.get("level"))}" is not MUST or SHOULD')
+        if f.get("level", Level.MUST.value) not in _LEVELS:
+            self.fail(f"{field}.level", f'"{_short(f.get("level"))}" is not {_either(Level)}')
         for k in _FINDING_OPT_STR:
             if k in f:
                 self.kind(f"{field}.{k}", f[k], _OPT_STR)
@@ -250,9 +280,9 @@ class _FastFinding:
             if not _PATTERNS["requirement"].fullmatch(req):
                 return False
             self.reqs.add(req)
-        status, level = f.get("status"), f.get("level", "MUST")
+        status, level = f.get("status"), f.get("level", Level.MUST.value)
         if type(status) is not str or status not in _STATUSES or type(level) is not str \
-                or level not in ("MUST", "SHOULD"):
+                or level not in _LEVELS:
             return False
         g = f.get
         if (type(g("item")) not in self._STR_OR_NONE or type(g("observed")) not in self._STR_OR_NONE

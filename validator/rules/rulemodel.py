@@ -5,7 +5,7 @@ pack file (``pack.yaml``), the spec catalogue (``spec/vX/requirements.yaml``) an
 catalogue entry hold: the loader validates files into them (``validation_models.py``
 hands these same classes to pydantic's ``TypeAdapter``, on the load path only), the
 engine reads them, ``compiled.py`` caches them as JSON, and
-``spec/rulefile.schema.json`` is generated from them (``python -m validator.rules.schemas``;
+``spec/rulefile.schema.json`` is generated from them (``python -m validator.report.schemas``;
 tests/test_loader.py checks the file matches). Each key is spelled once, here.
 
 What a schema alone cannot say rides along in ``Annotated`` metadata (``Pattern``,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from validator.errors import SpecCheckError
+from validator.rules.rulemodel import Scope
 
 
 def _longest(rule_id: str, prefixes: Sequence[str]) -> int:
@@ -26,7 +27,7 @@ def is_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> b
     return sel > ign
 
 
-VERB_OF_SCOPE = {"node": "spec-check check", "job": "spec-check lint", "cluster": "spec-check cluster"}
+VERB_OF_SCOPE: dict[str, str] = {Scope.NODE: "spec-check check", Scope.JOB: "spec-check lint", Scope.CLUSTER: "spec-check cluster"}
 
 
 def check_prefixes(rule_ids: Iterable[str], select: Sequence[str], ignore: Sequence[str], *,
