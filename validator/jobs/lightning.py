@@ -72,6 +72,12 @@ def _package(ctx: Ctx) -> str | None:
     return hydra.package(ctx.path, ctx.text)
 
 
+def _unplaced(ctx: Ctx) -> bool:
+    from validator.jobs import hydra
+
+    return hydra.given(ctx.path) is None
+
+
 def read_nemo(ctx: Ctx) -> None:
     """A NeMo 1.x config: a Lightning trainer with NeMo's ``exp_manager`` and ``model``."""
     read(ctx, nemo=True)
@@ -87,9 +93,10 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
         tpath = ("trainer",)
     elif _cls(data)[0] == "Trainer":
         tpath = ()
-    elif "trainer" not in data and (_package(ctx) == "trainer" or _trainer_args(data)):
+    elif "trainer" not in data and (_package(ctx) == "trainer" or (_trainer_args(data) and _unplaced(ctx))):
         # a Hydra config-group file (configs/trainer/ddp.yaml), or a file of Trainer
         # arguments alone: its keys are the trainer's, composed under ``trainer:``
+        # (unless the defaults list placed them elsewhere: ``trainer@model.teacher: big``)
         tpath = ()
     if tpath is not None:
         _trainer(ctx, tpath, nemo)
