@@ -170,3 +170,36 @@ def test_a_second_image_of_unknown_versions_leaves_the_version_unknown(tmp_path:
     keys, source = _ignored(root / "launch.sh")
     assert [k.split(" at ")[0] for k in keys] == ["trainer.precison"]  # gpus=: not judged at 2.4.0
     assert "container image nvcr.io/nvidia/nemo:24.12 at" in source and "not known here" in source
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+
+
+def test_a_real_repository_pinning_the_older_releases_is_judged_at_them() -> None:
+    """allenai/open-instruct at 46f0df1 pins deepspeed==0.14.4 and transformers==4.40.2
+    (tests/corpus/pinned_tree): its DeepSpeed config is judged at 0.14.4, naming the line."""
+    tree = CORPUS / "pinned_tree/allenai__open-instruct__46f0df1"
+    conf = tree / "ds_configs/stage3_no_offloading_accelerate.conf"
+    pins._find.cache_clear()
+    ds = pins.choose("deepspeed", conf)
+    assert ds is not None and ds.exact and ds.catalogue.label == "deepspeed 0.14.4"
+    assert ds.how == f"judged at deepspeed 0.14.4 (the job pins deepspeed==0.14.4 at {tree / 'requirements.txt'}:7)"
+    hf = pins.choose("hf", conf)
+    assert hf is not None and hf.catalogue.label == "transformers 4.40.2" and "requirements.txt:14" in hf.how
+
+
+def test_a_real_setup_scripts_container_image_gives_the_version() -> None:
+    """NVIDIA/dgxc-benchmarking's llama3.1/setup.sh imports docker://nvcr.io#nvidia/nemo:24.09
+    (tests/corpus/container_tree): a config of its job is judged at PyTorch Lightning 2.4.0,
+    the version NVIDIA states for that container, citing the script's line."""
+    from types import SimpleNamespace
+
+    folder = CORPUS / "container_tree/NVIDIA__dgxc-benchmarking/llama3.1"
+    setup = folder / "setup.sh"
+    (img,) = pins.images_in(setup.read_text(), str(setup))
+    assert (img.ref, img.line) == ("nvcr.io/nvidia/nemo:24.09", 39)
+    job = SimpleNamespace(texts={}, job_paths=[str(setup), str(folder / "llama3.1_8b.yaml")])
+    judged = pins.choose("lightning", folder / "llama3.1_8b.yaml", job)
+    assert judged is not None and judged.catalogue.label == "lightning 2.6.6"
+    assert (f"nearest catalogued release to the version PyTorch Lightning 2.4.0, the version in container "
+            f"image nvcr.io/nvidia/nemo:24.09 at {setup}:39") in judged.how
