@@ -86,3 +86,12 @@ def test_entries_keep_their_packages() -> None:
     assert hydra._entries(data) == [(0, None, "_self_", None), (1, None, "db/mysql", "backup"),
                                     (2, "/trainer", "gpu", "trainer"), (3, "db", "a", "src"),
                                     (3, "db", "b", "src")]
+
+
+def test_the_defaults_lists_package_wins_over_the_files_header(tmp_path: Path) -> None:
+    # Hydra's priority: the defaults list's @PKG, then the # @package header, then the folder
+    header = "# @package model.gpu\n" + TRAINER
+    p = _tree(tmp_path, "  - _self_\n  - gpu@trainer: big\n", {"gpu/big.yaml": header})
+    assert value(facts(p), "job.precision.mode") == "bf16"
+    # linted alone, the header decides: its keys go to model.gpu, not the trainer
+    assert hydra.package(p.parent / "gpu/big.yaml", header) == "model.gpu"
