@@ -95,3 +95,26 @@ def test_the_defaults_lists_package_wins_over_the_files_header(tmp_path: Path) -
     assert value(facts(p), "job.precision.mode") == "bf16"
     # linted alone, the header decides: its keys go to model.gpu, not the trainer
     assert hydra.package(p.parent / "gpu/big.yaml", header) == "model.gpu"
+
+
+OPEN_UNLEARNING = Path(__file__).resolve().parents[1] / "corpus/hydra_tree/locuslab__open-unlearning/configs"
+
+
+def test_a_real_experiments_group_at_package_override_resolves_and_a_missing_one_is_named(tmp_path: Path) -> None:
+    """locuslab/open-unlearning's experiment/unlearn/tofu/default.yaml overrides
+    ``/data/datasets@data.forget: TOFU_QA_forget``: it is composed without LINT-00, and with
+    the option renamed to one its group lacks the LINT-00 sits at that entry's line."""
+    import shutil
+
+    exp = OPEN_UNLEARNING / "experiment/unlearn/tofu/default.yaml"
+    doc = facts(exp)
+    assert doc["errors"] == []
+    assert str(OPEN_UNLEARNING / "data/unlearn.yaml") in value(doc, "job.files")
+    root = tmp_path / "configs"
+    shutil.copytree(OPEN_UNLEARNING, root)
+    mine = root / "experiment/unlearn/tofu/default.yaml"
+    mine.write_text(exp.read_text().replace("@data.forget: TOFU_QA_forget", "@data.forget: TOFU_QA_gone"))
+    (err,) = facts(mine)["errors"]
+    assert mine.read_text().splitlines()[err["line"] - 1].strip() == \
+        "- override /data/datasets@data.forget: TOFU_QA_gone"
+    assert "defaults names data/datasets@data.forget: TOFU_QA_gone, but" in err["message"]
