@@ -203,3 +203,13 @@ def test_a_real_setup_scripts_container_image_gives_the_version() -> None:
     assert judged is not None and judged.catalogue.label == "lightning 2.6.6"
     assert (f"nearest catalogued release to the version PyTorch Lightning 2.4.0, the version in container "
             f"image nvcr.io/nvidia/nemo:24.09 at {setup}:39") in judged.how
+
+
+def test_a_requirements_file_is_no_launcher_script(tmp_path: Path) -> None:
+    """``deepspeed==0.14.4`` in a requirements file is a pin (read by pins.py), not a
+    ``deepspeed`` launcher line: named on the command line the file is refused (exit 2)."""
+    from validator.jobs import detect
+
+    req = CORPUS / "pinned_tree/allenai__open-instruct__46f0df1/requirements.txt"
+    assert detect.syntax_of(req, req.read_text()) != "shell"
+    assert detect.syntax_of(tmp_path / "train.sh", "deepspeed --num_gpus 8 train.py\n") == "shell"
