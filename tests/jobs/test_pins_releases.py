@@ -213,3 +213,12 @@ def test_a_requirements_file_is_no_launcher_script(tmp_path: Path) -> None:
     req = CORPUS / "pinned_tree/allenai__open-instruct__46f0df1/requirements.txt"
     assert detect.syntax_of(req, req.read_text()) != "shell"
     assert detect.syntax_of(tmp_path / "train.sh", "deepspeed --num_gpus 8 train.py\n") == "shell"
+
+
+def test_a_pass_at_a_pinned_release_says_which_it_was_judged_at() -> None:
+    conf = CORPUS / "pinned_tree/allenai__open-instruct__46f0df1/ds_configs/stage3_no_offloading_accelerate.conf"
+    pins._find.cache_clear()
+    f = facts(conf)["facts"]["job.config.ignored_keys"]
+    assert f["value"] == []
+    assert f["source"].startswith("none at the release the job runs (deepspeed: keys of deepspeed 0.14.4; "
+                                  "judged at deepspeed 0.14.4 (the job pins deepspeed==0.14.4 at")

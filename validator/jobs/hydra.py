@@ -217,8 +217,9 @@ def follow(ctx: Ctx) -> None:
                 roots.add(os.path.realpath(root))
         if target.is_file():
             model.layers.setdefault(os.path.realpath(target), (here[0] + (i - own) * here[1], step))
-            if pkgs[i] is not None and given is not None:
-                given.setdefault(os.path.realpath(target), placed(_own_package(ctx), pkgs[i]))
+            pkg = pkgs[i]
+            if pkg is not None and given is not None:
+                given.setdefault(os.path.realpath(target), placed(_own_package(ctx), pkg))
             ctx.ref(os.path.relpath(target, ctx.path.parent), None, line)
         elif group is not None and target.parent.is_dir() and not _optional(data, index) \
                 and "${" not in option:

@@ -77,6 +77,10 @@ def check(
                 line = ctx.line(*where) or 0
                 name = key if section == "" else f"{section}.{key}"
                 found.append((line, f"{name} at line {line}: {why}"))
+    if not found and not more and "no pinned version found" not in judged.how:
+        # nothing to report at a pinned release: the pass still says which it was judged at
+        judged_at = ctx.model.__dict__.setdefault("keys_judged", {})
+        judged_at.setdefault(cat.framework, f"{cat.framework}: keys of {cat.label}; {judged.how}")
     for line, text in sorted(found):  # in file order: the finding points at the first
         ctx.model.add("job.config.ignored_keys", text, ctx.file, line or None,
                       f"{cat.framework}: keys of {cat.label}; {judged.how}")
