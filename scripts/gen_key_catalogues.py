@@ -337,6 +337,12 @@ def deepspeed(pkg: Package) -> dict[str, Any]:
         if f:
             sections[key] = sorted(f)
             top.add(key)
+    # before the pydantic precision models (0.14 and older) the fp16 and bf16 blocks are
+    # plain dicts read by runtime/config.py's get_* functions: their keys are the reads
+    old = {k: v for k, v in _dict_blocks(pkg, rt + "config.py", consts).items() if k not in sections}
+    for key, keys in old.items():
+        sections[key] = sorted(keys)
+        top.add(key)
     # "bfloat16" is the legacy name of the bf16 block (precision_config.BFLOAT16_OLD)
     if "bf16" in sections:
         sections["bfloat16"] = sections["bf16"]
@@ -365,9 +371,40 @@ def deepspeed(pkg: Package) -> dict[str, Any]:
         "open": ["optimizer.params", "scheduler.params", "amp"],
         "strict_sections": {
             s: "its config model forbids other keys: a ValidationError at start-up"
-            for s in ("fp16", "bf16", "bfloat16", "zero_optimization")
+            for s in ("fp16", "bf16", "bfloat16", "zero_optimization") if s in sections and s not in old
+            and not (s == "bfloat16" and "bf16" in old)
         },
     }
+
+
+def _dict_blocks(pkg: Package, path: str, consts: dict[str, str]) -> dict[str, set[str]]:
+    """The fp16 / bf16 keys DeepSpeed 0.14 and older read from plain dicts:
+    ``get_scalar_param(param_dict[FP16], FP16_LOSS_SCALE, ...)``, the ``fp16_dict`` of
+    ``get_dynamic_loss_scale_args``, and ``param_dict[key]`` in the bfloat16 getters
+    (``for key in [BFLOAT16, BFLOAT16_OLD]``). No model checks them: not strict."""
+    out: dict[str, set[str]] = {}
+    for fn in ast.walk(pkg.tree(path)):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "get_scalar_param" and len(node.args) >= 2):
+                continue
+            d, k = node.args[0], node.args[1]
+            key = consts.get(k.id) if isinstance(k, ast.Name) else None
+            block = None
+            if isinstance(d, ast.Subscript) and isinstance(d.value, ast.Name) and d.value.id == "param_dict":
+                s = d.slice
+                if isinstance(s, ast.Name) and s.id == "FP16":
+                    block = "fp16"
+                elif isinstance(s, ast.Name) and s.id == "key" and "bfloat16" in fn.name:
+                    block = "bf16"
+            elif isinstance(d, ast.Name) and d.id == "fp16_dict":
+                block = "fp16"
+            if block and key:
+                out.setdefault(block, set()).add(key)
+                pkg.used.add(path)
+    return out
 
 
 def transformers(pkg: Package, extra: list[Package]) -> dict[str, Any]:
@@ -730,9 +767,17 @@ FRAMEWORKS: dict[str, tuple[str, str, Callable[..., dict[str, Any]], list[tuple[
 
 # older releases still in use, each written to ``<framework>@<version>.json`` beside the
 # newest: a job pinning one has its keys judged at that release (validator/jobs/pins.py).
-# name -> [(package, version)], read by the framework's recipe above
-RELEASES: dict[str, list[tuple[str, str]]] = {
+# name -> [(package, version)] or [(package, version, [(extra package, version)])], read
+# by the framework's recipe above; the extras are read with it as the newest's are (TRL's
+# configs with TrainingArguments, at a TRL release of the same months)
+RELEASES: dict[str, list[tuple[Any, ...]]] = {
     "lightning": [("pytorch-lightning", "1.9.5")],  # the last 1.x: gpus=, amp_backend= ...
+    # the last release with evaluation_strategy alone (eval_strategy came in 4.41.0);
+    # TRL 0.8.6 required transformers>=4.31 and was current beside it (May 2024)
+    "hf": [("transformers", "4.40.2", [("trl", "0.8.6")])],
+    # the last release on pydantic 1 before the 0.15 series (steps_per_print's default
+    # still 10), as many repositories pinned it in 2024
+    "deepspeed": [("deepspeed", "0.14.4")],
 }
 
 
@@ -750,13 +795,13 @@ def _archive(name: str, version: str, cache: Path) -> Path:
     return _archive(name, version, cache) if any(cache.iterdir()) else cache
 
 
-def generate(fw: str, cache: Path, release: tuple[str, str] | None = None) -> dict[str, Any]:
+def generate(fw: str, cache: Path, release: tuple[Any, ...] | None = None) -> dict[str, Any]:
     name, version, recipe, extras = FRAMEWORKS[fw]
     if release is not None:
-        (name, version), extras = release, []
+        name, version, extras = release[0], release[1], (list(release[2]) if len(release) > 2 else [])
     pkg = Package(name, version, _archive(name, version, cache))
     extra_pkgs = [Package(n, v, _archive(n, v, cache)) for n, v in extras]
-    body = recipe(pkg, extra_pkgs) if extras else recipe(pkg)
+    body = recipe(pkg, extra_pkgs) if FRAMEWORKS[fw][3] else recipe(pkg)
     sources = [f"{name}=={version}:{p}" for p in sorted(pkg.used)]
     for e in extra_pkgs:
         sources += [f"{e.name}=={e.version}:{p}" for p in sorted(e.used)]

@@ -102,11 +102,15 @@ def _check(exp: dict[str, Any], code: int, out: str, err: str) -> list[str]:
                 problems.append(f"{req}: expected none, got {bad[0]['status']}: {bad[0]['message']}")
             continue
         allowed = status if isinstance(status, list) else [status]
+        # ``evidence``: words the finding's message or source must hold (the mechanism that
+        # decides it: ``--no-save-optim``, not a default it overrides)
+        words = want.get("evidence", [])
         hits = [
             f
             for f in mine
             if f["status"] in allowed
             and (line is None or (f.get("location") or {}).get("line") == line)
+            and all(w in f"{f['message']} {f.get('source') or ''}" for w in words)
         ]
         # a requirement's other rules may skip; none of them may contradict the status
         worse = [f for f in mine if f["status"] in ("fail", "error") and f["status"] not in allowed]

@@ -92,3 +92,20 @@ def test_the_host_of_a_deepspeed_template_is_named_when_the_job_shows_it(tmp_pat
                    "  deepspeed_config_file: ds.json\nnum_processes: 8\nmixed_precision: bf16\n")
     f = facts(acc)["facts"]["job.logging.interval_steps"]
     assert f["value"] is None and "filled in by Accelerate (its config is in this job)" in f["source"]
+
+
+def test_a_full_state_checkpoint_beside_weights_only_ones_is_a_checkpoint(tmp_path: Path) -> None:
+    # best-model copies saved weights-only, and a full checkpoint every 100 epochs: the job
+    # does save model and optimizer state (OMatG's train_ode.yaml, tests/corpus), in any order
+    best = ("    - class_path: lightning.pytorch.callbacks.ModelCheckpoint\n"
+            "      init_args:\n        monitor: val_loss\n        every_n_train_steps: 50\n"
+            "        save_weights_only: true\n")
+    full = ("    - class_path: lightning.pytorch.callbacks.ModelCheckpoint\n"
+            "      init_args:\n        every_n_train_steps: 1000\n        save_weights_only: false\n")
+    p = tmp_path / "cli.yaml"
+    for first, second, at in ((best, full, 9), (full, best, 4)):
+        p.write_text("trainer:\n  precision: bf16-mixed\n  callbacks:\n" + first + second)
+        doc = facts(p)
+        assert (value(doc, "job.checkpoint.enabled"), line(doc, "job.checkpoint.enabled")) == (True, at)
+        # the interval is the full checkpoint's, not the weights-only copy's
+        assert value(doc, "job.checkpoint.interval_steps") == 1000

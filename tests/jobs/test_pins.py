@@ -35,6 +35,8 @@ def _ignored(p: Path) -> tuple[list[str], str]:
 
 def test_the_older_release_is_catalogued_from_its_own_package() -> None:
     (old,) = releases("lightning")[1:]
+    assert [c.label for c in releases("hf")] == ["transformers 5.23.0", "transformers 4.40.2"]
+    assert [c.label for c in releases("deepspeed")] == ["deepspeed 0.19.8", "deepspeed 0.14.4"]
     assert (old.package, old.version) == ("pytorch-lightning", "1.9.5")
     new = catalogue("lightning")
     assert new is not None and "gpus" in old.sections["trainer"] and "gpus" not in new.sections["trainer"]
@@ -89,12 +91,17 @@ def test_older_catalogues_match_the_generators_releases() -> None:
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     files = sorted((root / "validator/jobs/keys").glob("*@*.json"))
-    want = {f"{fw}@{v}": pkg for fw, rels in gen.RELEASES.items() for pkg, v in rels}
+    want = {f"{fw}@{rel[1]}": rel for fw, rels in gen.RELEASES.items() for rel in rels}
     assert {p.stem for p in files} == set(want)
     for p in files:
         raw = json.loads(p.read_text())
-        assert raw["package"] == want[p.stem] and raw["generated_by"] == "scripts/gen_key_catalogues.py"
-        assert all(s.startswith(f"{raw['package']}=={raw['version']}:") for s in raw["sources"])
+        rel = want[p.stem]
+        assert raw["package"] == rel[0] and raw["generated_by"] == "scripts/gen_key_catalogues.py"
+        also = [f"{n}=={v}" for n, v in (rel[2] if len(rel) > 2 else [])]
+        assert raw["also"] == also
+        assert all(s.startswith(f"{raw['package']}=={raw['version']}:") or s.split(":")[0] in also
+                   for s in raw["sources"])
+        assert any(s.startswith(f"{raw['package']}=={raw['version']}:") for s in raw["sources"])
 
 
 def test_a_lower_bound_accepts_every_release_it_allows(tmp_path: Path) -> None:

@@ -76,6 +76,9 @@ def read_job(
                 queue.append((f, kind, False))
         else:
             queue.append((p, kind, strict))
+    # the job's own files, for what one file says about another read before it (the
+    # container image a launcher runs, pins.images)
+    model.job_paths = [str(f) for f, _, _ in queue]
     seen: set[str] = set()
     followed = 0
 
@@ -96,15 +99,21 @@ def read_job(
                 queue.append((cand, k, False))
             return
 
-    while queue:
-        path, k, explicit = queue.pop(0)
-        key = os.path.realpath(path)
-        if key in seen:
-            continue
-        seen.add(key)
-        model.layer = model.layers.get(key, (0.0, 1.0))[0]  # Hydra composition order (hydra.py)
-        _read_one(path, k, explicit, model, follow)
-        model.layer = 0.0
+    from validator.jobs import hydra
+
+    placing = hydra.PLACED.set({})  # this job's Hydra packages (group@pkg), for this job only
+    try:
+        while queue:
+            path, k, explicit = queue.pop(0)
+            key = os.path.realpath(path)
+            if key in seen:
+                continue
+            seen.add(key)
+            model.layer = model.layers.get(key, (0.0, 1.0))[0]  # Hydra composition order (hydra.py)
+            _read_one(path, k, explicit, model, follow)
+            model.layer = 0.0
+    finally:
+        hydra.PLACED.reset(placing)
     model.finish(gpu_count=gpu_count, step_time_s=step_time_s, origins=origins)
     return [document(model)]
 

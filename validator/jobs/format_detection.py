@@ -129,6 +129,8 @@ def syntax_of(path: Path, text: str) -> str | None:
         return "shell" if is_job_shell(text) else None
     if ext == ".env" or path.name.startswith(".env"):
         return "env"
+    if ext == ".txt" and re.match(r"(?:requirements|constraints)", path.name.lower()):
+        return "yaml"  # pip's list (read by pins.py): `deepspeed==0.14.4` is no launcher line
     if head in "{[" and head:
         return "json" if head == "{" else "toml"
     lines = [

@@ -20,12 +20,22 @@ list names (``trainer/ddp.yaml``'s ``devices: 4`` over its base's ``devices: 1``
 that order (``JobModel.layers``): a value set by a file of a higher layer wins over one of a
 lower layer, in any read order, and only two files of the same layer that disagree are a
 conflict. A nested list is ordered inside its entry's slot.
+
+**Packages** (hydra.cc, "Packages"; Hydra 1.1 and later): ``GROUP@PACKAGE: OPTION``
+(``optim@model.optim: adamw``, ``override /trainer@trainer: gpu``) and ``GROUP/NAME@PACKAGE``
+pick the file ``GROUP/OPTION.yaml`` and place its keys at PACKAGE, relative to the package
+of the config that names it (``_global_.x``: from the root). The final package is, in
+Hydra's order of priority, the defaults list's, else the file's ``# @package`` header,
+else its group. So a file of Trainer arguments picked as ``lightning@trainer: gpu`` is the
+trainer, and one in ``trainer/`` picked as ``trainer@model.ref: x`` is not. An option list
+(``db: [mysql, sqlite]``) picks each file.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -34,27 +44,54 @@ from validator.jobs.base import Ctx
 MAX_ENTRIES = 100  # a real defaults list has a dozen; each entry costs a file lookup
 MAX_UP = 4  # folders an absolute group path (``/trainer``) may climb to find the config root
 SELF = (None, "_self_")
+# the packages a defaults list gave the files of the job being read (real path -> dotted
+# package, "" for the root): set per job by ``validator.jobs.read_job`` (``placing``)
+PLACED: ContextVar[dict[str, str] | None] = ContextVar("hydra_placed", default=None)
 
 
 def _items(data: Any) -> list[tuple[int, str | None, str]]:
     """(index in the list, group or None for a config named directly, option) of each
     ``defaults`` entry that may pick a file, with ``_self_`` kept in its place. The index
     is the entry's own (an entry that picks nothing, ``logger: null``, still counts), so a
-    finding about it points at its line."""
-    out: list[tuple[int, str | None, str]] = []
+    finding about it points at its line. The ``@PACKAGE`` of an entry is dropped (it says
+    where, not which file: ``_entries`` keeps it); an option list picks each option."""
+    return [(i, g, o) for i, g, o, _ in _entries(data)]
+
+
+def _entries(data: Any) -> list[tuple[int, str | None, str, str | None]]:
+    """``_items`` with each entry's ``@PACKAGE`` (None when it names none)."""
+    out: list[tuple[int, str | None, str, str | None]] = []
     seq = data.get("defaults") if isinstance(data, dict) else None
     for i, e in enumerate(seq[:MAX_ENTRIES] if isinstance(seq, list) else []):
         if isinstance(e, str):
-            out.append((i, *SELF) if e == "_self_" else (i, None, e))
+            if e == "_self_":
+                out.append((i, *SELF, None))
+            else:
+                name, _, pkg = e.strip().removeprefix("optional ").strip().partition("@")
+                out.append((i, None, name, pkg or None))
         elif isinstance(e, dict) and len(e) == 1:
             (group, option), = e.items()
             group = str(group).removeprefix("override ").removeprefix("optional ").strip()
-            group = group.split("@", 1)[0]  # group@package: the package is where, not which file
+            group, _, pkg = group.partition("@")  # group@package: the package is where, not which file
             if group == "_self_":
-                out.append((i, *SELF))
+                out.append((i, *SELF, None))
             elif isinstance(option, str) and option:
-                out.append((i, group, option))
+                out.append((i, group, option, pkg or None))
+            elif isinstance(option, list):  # CONFIG_NAMES: each option of the group, in order
+                out += [(i, group, o, pkg or None) for o in option[:MAX_ENTRIES] if isinstance(o, str) and o]
     return out
+
+
+def placed(parent: str, pkg: str) -> str:
+    """The package an entry's ``@PKG`` gives, relative to the naming config's package
+    ``parent`` ("" for the root); ``_global_`` starts from the root, ``_here_`` is the
+    naming config's own package."""
+    parts = [] if pkg.startswith("_global_") else [p for p in parent.split(".") if p]
+    for p in pkg.split("."):
+        if p in ("_global_", "_here_", ""):
+            continue
+        parts.append(p)
+    return ".".join(parts)
 
 
 def _optional(data: Any, index: int) -> bool:
@@ -72,7 +109,16 @@ def package(path: Path, text: str) -> str | None:
     """Where a config's keys are composed (Hydra's ``# @package`` header, before any other
     line): None for ``_global_`` (at the root: an experiment file's ``trainer:`` is the
     trainer), the named package, or by default (``_group_``, Hydra 1.1 and later) the
-    folder's group (``trainer`` for configs/trainer/ddp.yaml)."""
+    folder's group (``trainer`` for configs/trainer/ddp.yaml). A package the defaults list
+    that picked the file gave it (``lightning@trainer: gpu``) comes first, as in Hydra."""
+    given = PLACED.get()
+    if given:
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            real = ""
+        if real in given:
+            return given[real] or None
     for raw in text.splitlines()[:50]:
         ln = raw.strip()
         if not ln:
@@ -87,6 +133,14 @@ def package(path: Path, text: str) -> str | None:
             if pkg != "_group_":
                 return pkg.removeprefix("_global_.")
     return path.parent.name or None
+
+
+def given(path: Path) -> str | None:
+    """The package the job's defaults list gave ``path`` (``@PKG``; "" for the root), or
+    None where no entry named one: then the header and the folder decide, and a file of
+    Trainer arguments alone is the trainer wherever it lies."""
+    placed_ = PLACED.get()
+    return placed_.get(os.path.realpath(path)) if placed_ else None
 
 
 def is_root(data: Any, path: Path) -> bool:
@@ -140,9 +194,15 @@ def follow(ctx: Ctx) -> None:
     slots = [(g, o) for _, g, o in items]
     own = slots.index(SELF) if SELF in slots else len(items)  # no _self_: the config goes last
     step = here[1] / (2 * (MAX_ENTRIES + 1))  # a nested list stays inside its entry's slot
+    pkgs = [p for *_, p in _entries(data)]
+    given = PLACED.get()
     for i, (index, group, option) in enumerate(items):
         if (group, option) == SELF:
             continue
+        if group is None and "/" in option.strip("/"):
+            # CONFIG: group/name named directly (``- trainer/default``, ``- /trainer/gpu@trainer``)
+            head, name = option.rsplit("/", 1)
+            group, option = head or "/", name
         target, root = _resolve(ctx.path, group, option)
         line = ctx.line("defaults", index) if ctx.tree else None
         if root is not None and not _safe_root(root, ctx.path, group, option):
@@ -157,12 +217,37 @@ def follow(ctx: Ctx) -> None:
                 roots.add(os.path.realpath(root))
         if target.is_file():
             model.layers.setdefault(os.path.realpath(target), (here[0] + (i - own) * here[1], step))
+            pkg = pkgs[i]
+            if pkg is not None and given is not None:
+                given.setdefault(os.path.realpath(target), placed(_own_package(ctx), pkg))
             ctx.ref(os.path.relpath(target, ctx.path.parent), None, line)
         elif group is not None and target.parent.is_dir() and not _optional(data, index) \
                 and "${" not in option:
-            model.error(ctx.file, line, f"defaults names {group.lstrip('/')}: {option}, but "
+            at = f"@{pkgs[i]}" if pkgs[i] else ""
+            model.error(ctx.file, line, f"defaults names {group.lstrip('/')}{at}: {option}, but "
                         f"{os.path.relpath(target, ctx.path.parent)} does not exist in that config group: "
                         "Hydra cannot compose this config, so its settings are unknown")
+
+
+def _own_package(ctx: Ctx) -> str:
+    """The package of the config whose defaults list is read, for its entries' relative
+    ``@PKG``: the one its own naming entry gave it, else its ``# @package`` header, else
+    the root ("" : the primary config a run starts from, or an experiment's ``_global_``)."""
+    given = PLACED.get() or {}
+    real = os.path.realpath(ctx.path)
+    if real in given:
+        return given[real]
+    for raw in ctx.text.splitlines()[:50]:
+        ln = raw.strip()
+        if ln and not ln.startswith("#"):
+            break
+        m = re.match(r"#\s*@package\s+(\S+)", ln)
+        if m:
+            pkg = m.group(1)
+            if pkg == "_group_":
+                return ctx.path.parent.name
+            return "" if pkg == "_global_" else pkg.removeprefix("_global_.")
+    return ""
 
 
 def _safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:

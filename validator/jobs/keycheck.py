@@ -45,7 +45,7 @@ def check(
     is not reported as misplaced, since the file's release is unknown."""
     from validator.jobs import pins
 
-    judged = pins.choose(framework, ctx.path)
+    judged = pins.choose(framework, ctx.path, ctx.model)
     if judged is None or ctx.tree is None:
         return
     cat = judged.catalogue
@@ -71,10 +71,16 @@ def check(
                 continue
             where = (*prefix, key) if section == "" else (*prefix, section, key)
             why = _why(cat, section, key, known, misplaced)
+            if why is None and judged.exact:
+                why = _other_release(framework, cat, section, key)
             if why:
                 line = ctx.line(*where) or 0
                 name = key if section == "" else f"{section}.{key}"
                 found.append((line, f"{name} at line {line}: {why}"))
+    if not found and not more and "no pinned version found" not in judged.how:
+        # nothing to report at a pinned release: the pass still says which it was judged at
+        judged_at = ctx.model.__dict__.setdefault("keys_judged", {})
+        judged_at.setdefault(cat.framework, f"{cat.framework}: keys of {cat.label}; {judged.how}")
     for line, text in sorted(found):  # in file order: the finding points at the first
         ctx.model.add("job.config.ignored_keys", text, ctx.file, line or None,
                       f"{cat.framework}: keys of {cat.label}; {judged.how}")
@@ -114,6 +120,22 @@ def flags(ctx: Ctx, framework: str, found: dict[str, tuple[str, int]]) -> None:
                 line,
                 f"{cat.framework}: flags of {cat.label}",
             )
+
+
+def _other_release(framework: str, cat: Catalogue, section: str, key: str) -> str | None:
+    """A key of another catalogued release that the release the job runs does not have
+    (``evaluation_strategy``, gone from TrainingArguments before transformers 5, where
+    the job pins 5.x; ``eval_strategy``, new in 4.41, where it pins 4.40): the framework's
+    own key, written for another release, so not the user's own."""
+    from validator.jobs.keys import releases
+
+    for other in releases(framework):
+        if other is not cat and key in (other.known(section) or ()):
+            strict = cat.strict.get(section)
+            fate = f"{cat.label} rejects it ({strict})" if strict else f"{cat.label} does not read it"
+            here = f"the {section} block" if section else "the top level"
+            return f"a key of {here} in {other.label}, not in {cat.label}, the release the job runs; {fate}"
+    return None
 
 
 def _why(cat: Catalogue, section: str, key: str, known: frozenset[str], misplaced: bool) -> str | None:

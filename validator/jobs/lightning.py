@@ -72,6 +72,12 @@ def _package(ctx: Ctx) -> str | None:
     return hydra.package(ctx.path, ctx.text)
 
 
+def _unplaced(ctx: Ctx) -> bool:
+    from validator.jobs import hydra
+
+    return hydra.given(ctx.path) is None
+
+
 def read_nemo(ctx: Ctx) -> None:
     """A NeMo 1.x config: a Lightning trainer with NeMo's ``exp_manager`` and ``model``."""
     read(ctx, nemo=True)
@@ -87,9 +93,10 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
         tpath = ("trainer",)
     elif _cls(data)[0] == "Trainer":
         tpath = ()
-    elif "trainer" not in data and (_package(ctx) == "trainer" or _trainer_args(data)):
+    elif "trainer" not in data and (_package(ctx) == "trainer" or (_trainer_args(data) and _unplaced(ctx))):
         # a Hydra config-group file (configs/trainer/ddp.yaml), or a file of Trainer
         # arguments alone: its keys are the trainer's, composed under ``trainer:``
+        # (unless the defaults list placed them elsewhere: ``trainer@model.teacher: big``)
         tpath = ()
     if tpath is not None:
         _trainer(ctx, tpath, nemo)
@@ -231,17 +238,31 @@ def _callback(ctx: Ctx, path: tuple[Any, ...], cb: Any) -> None:
     name, args = _cls(cb)
     line = ctx.line(*path)
     if name == "ModelCheckpoint":
-        m.set("job.checkpoint.enabled", True, ctx.file, line, "lightning: ModelCheckpoint callback")
+        # a job's checkpoints hold model and optimizer state when any of its
+        # ModelCheckpoint callbacks saves the full state: weights-only ones beside it
+        # (the best model by a metric) take nothing away (model.__dict__: per job)
+        full = m.__dict__.setdefault("lightning_full_checkpoint", [])
         if c.as_bool(args.get("save_weights_only")):
             # weights only: no optimizer, loop or RNG state (CKPT-01 requires model and
-            # optimizer state)
+            # optimizer state); its interval is no interval of a resumable checkpoint
             at = (*path, "init_args") if isinstance(cb, dict) and isinstance(cb.get("init_args"), dict) else path
             wline = ctx.line(*at, "save_weights_only") or line
-            m.decide("job.checkpoint.enabled", False, ctx.file, wline,
-                     "lightning: ModelCheckpoint(save_weights_only=True) (weights-only checkpoints: "
-                     "no optimizer state)")
-        steps = c.as_int(args.get("every_n_train_steps"))
-        tti = args.get("train_time_interval")
+            if not full:
+                m.decide("job.checkpoint.enabled", False, ctx.file, wline,
+                         "lightning: ModelCheckpoint(save_weights_only=True) (weights-only checkpoints: "
+                         "no optimizer state)")
+        elif not full and m.has("job.checkpoint.enabled") and m.entries["job.checkpoint.enabled"].value is False \
+                and "save_weights_only" in m.entries["job.checkpoint.enabled"].source:
+            m.decide("job.checkpoint.enabled", True, ctx.file, line,
+                     "lightning: ModelCheckpoint callback (full state: model, optimizer and loop; the "
+                     "weights-only callbacks beside it add best-model copies)")
+        else:
+            m.set("job.checkpoint.enabled", True, ctx.file, line, "lightning: ModelCheckpoint callback")
+        weights_only = bool(c.as_bool(args.get("save_weights_only")))
+        if not weights_only:
+            full.append((ctx.file, line))
+        steps = c.as_int(args.get("every_n_train_steps")) if not weights_only else None
+        tti = args.get("train_time_interval") if not weights_only else None
         if steps:
             m.set(
                 "job.checkpoint.interval_steps",

@@ -137,6 +137,9 @@ class JobModel:
         # Hydra config roots found above a config naming an absolute group (hydra.follow):
         # their group files are part of the job
         self.hydra_roots: set[str] = set()
+        # the files the job was given, for what one says about another read before it (the
+        # container image a launcher runs: pins.images)
+        self.job_paths: list[str] = []
         self.layer = 0.0
         self.list_layers: dict[str, list[float]] = {}  # the layer of each list member
         # a DeepSpeed config without steps_per_print (its file, and whether "auto" values
@@ -569,7 +572,12 @@ class JobModel:
                 continue
             if e is None:
                 first = {"file": self.files[0], "line": None} if self.files else None
-                out[name] = fdoc.value(None, unit=unit, source="not set", location=first)
+                source = "not set"
+                judged = getattr(self, "keys_judged", None)
+                if name == "job.config.ignored_keys" and judged:
+                    # keys judged at the release the job pins (keycheck.py): say which
+                    source = "none at the release the job runs (" + "; ".join(judged[k] for k in sorted(judged)) + ")"
+                out[name] = fdoc.value(None, unit=unit, source=source, location=first)
                 out[name]["value"] = self._empty(name)
                 continue
             loc = {"file": e.file, "line": e.line} if e.file else None
