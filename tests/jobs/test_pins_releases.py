@@ -208,7 +208,7 @@ def test_a_real_setup_scripts_container_image_gives_the_version() -> None:
 def test_a_requirements_file_is_no_launcher_script(tmp_path: Path) -> None:
     """``deepspeed==0.14.4`` in a requirements file is a pin (read by pins.py), not a
     ``deepspeed`` launcher line: named on the command line the file is refused (exit 2)."""
-    from validator.jobs import detect
+    from validator.jobs import format_detection as detect
 
     req = CORPUS / "pinned_tree/allenai__open-instruct__46f0df1/requirements.txt"
     assert detect.syntax_of(req, req.read_text()) != "shell"
