@@ -22,7 +22,12 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-DEFAULT_DEADLINE_S = 10.0
+DEFAULT_DEADLINE_S = 10.0  # each answer's deadline: --timeout (alias --scrape-timeout) of check and probe
+# seconds between a scrape's two samples: above dcgm-exporter's default 30 s collect interval
+# (validator/facts/node/scrape.py says where that is read), so a healthy exporter never serves
+# the same sample twice. The one default of --scrape-interval (check, probe, cluster) and the
+# node facts' Context.
+SCRAPE_INTERVAL_S = 35.0
 DEFAULT_CAP = 16 << 20  # a dcgm-exporter of 8 GPUs with every field is well under 1 MiB
 _CHUNK = 64 << 10
 

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from validator.cli.common import build, common_options, run_options
+from validator.netfetch import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 DEFAULT_TOOLS = ("ping", "iperf3", "ib_write_bw", "ib_write_lat", "nccl")
 KNOWN_TOOLS = ("ping", "iperf3", "ib_write_bw", "ib_write_lat", "nccl")
@@ -86,7 +87,7 @@ def _tools(raw: str | None) -> tuple[str, ...]:
 @click.option(
     "--scrape-interval",
     type=click.FloatRange(min=0),
-    default=35.0,
+    default=SCRAPE_INTERVAL_S,
     show_default=True,
     metavar="SECONDS",
     help="With --scrape-port: seconds between the two scrapes (above the exporter's collect interval); "
@@ -259,11 +260,12 @@ def cluster(
         from validator.cli.node import with_endpoints
 
         url = f"http://127.0.0.1:{scrape_port}/metrics"
-        if host_timeout <= scrape_interval + 2 * 10.0:
+        if host_timeout <= scrape_interval + 2 * DEFAULT_DEADLINE_S:
             raise click.UsageError(f"--timeout {host_timeout:g} s leaves no room for two scrapes "
-                                   f"{scrape_interval:g} s apart (10 s each): give --timeout above "
-                                   f"{scrape_interval + 20:g}")
-        probe_args = ("--scrape", url, "--scrape-interval", f"{scrape_interval:g}", "--scrape-timeout", "10")
+                                   f"{scrape_interval:g} s apart ({DEFAULT_DEADLINE_S:g} s each): give --timeout "
+                                   f"above {scrape_interval + 2 * DEFAULT_DEADLINE_S:g}")
+        probe_args = ("--scrape", url, "--scrape-interval", f"{scrape_interval:g}",
+                      "--scrape-timeout", f"{DEFAULT_DEADLINE_S:g}")
         built = with_endpoints(built, (url,), "--scrape-port")
     run(
         built,

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from validator import __version__
+from validator.netfetch import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 from validator.cli.common import (
     build,
     common_options,
@@ -62,12 +63,15 @@ def _scrape_options(func: Any) -> Any:
         click.option("--scrape", "scrape", multiple=True, metavar="URL",
                      help="A Prometheus endpoint of this node's exporters to sample for MON-03 (repeatable), "
                           "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter), :9100 (node_exporter)."),
-        click.option("--scrape-interval", type=click.FloatRange(min=0), default=35.0, show_default=True,
+        click.option("--scrape-interval", type=click.FloatRange(min=0), default=SCRAPE_INTERVAL_S, show_default=True,
                      metavar="SECONDS",
                      help="Seconds between the two scrapes of each endpoint; above the exporter's collect "
                           "interval (dcgm-exporter: 30 s by default)."),
-        click.option("--scrape-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-                     metavar="SECONDS", help="Deadline for each scrape's whole answer."),
+        click.option("--timeout", "--scrape-timeout", "scrape_timeout", type=click.FloatRange(min=0.1),
+                     default=DEFAULT_DEADLINE_S, show_default=True, metavar="SECONDS",
+                     help="Seconds each scrape's whole answer may take before it is reported as an error "
+                          "(an exporter that hangs, drips or streams without end); --scrape-timeout is the "
+                          "same option."),
     ]):
         func = option(func)
     return func
@@ -84,8 +88,8 @@ def _check_urls(urls: tuple[str, ...]) -> None:
 
 def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None,
                    kernel_log: Path | None = None, dcgm_diag: int | None = None,
-                   since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = 35.0,
-                   scrape_timeout: float = 10.0) -> dict[str, Any]:
+                   since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = SCRAPE_INTERVAL_S,
+                   scrape_timeout: float = DEFAULT_DEADLINE_S) -> dict[str, Any]:
     """Probe this node into a facts document; failures become error values inside it.
     ``since``: an earlier facts document of this node (read and checked before probing)."""
     from validator.facts.document import new_document
