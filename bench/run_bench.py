@@ -146,6 +146,19 @@ for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
 print(n)
 """
 
+# the floor: the same record iterator as EventFileLoader, each record parsed into an Event,
+# without EventFileLoader's migration of every value to a tensor summary
+RAW = """
+import sys, pathlib
+from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+from tensorboard.compat.proto import event_pb2
+n = 0
+for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    for rec in RawEventFileLoader(str(p)).Load():
+        n += len(event_pb2.Event.FromString(rec).summary.value)
+print(n)
+"""
+
 OURS = """
 import sys, pathlib
 from validator.runs.measure import read_runs
@@ -154,47 +167,73 @@ assert not ev.errors, ev.errors
 print(sum(s.scalars for s in ev.streams))
 """
 
+READERS = (("tensorboard EventFileLoader (events)", BASELINE),
+           ("tensorboard RawEventFileLoader + Event parse", RAW),
+           ("spec-check read_runs (scalars)", OURS))
+
+
+def _wrapped(code: str) -> str:
+    # CPU seconds of the process (not wall time: a shared machine's load would decide a wall
+    # ratio) and its peak resident memory (ru_maxrss, KiB on Linux)
+    return ("import resource, sys, time\nt0 = time.process_time()\n" + code +
+            "\nprint(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+
+
+def start(code: str, folder: Path) -> subprocess.Popen:
+    """``code`` in a fresh interpreter (its own process: its own CPU time and peak RSS)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.Popen([sys.executable, "-c", _wrapped(code), str(folder)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def result(proc: subprocess.Popen) -> tuple[float, float, str]:
+    """(CPU seconds, peak RSS MiB, items counted) of a started reader."""
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise SystemExit(f"a reader failed: {err.strip().splitlines()[-1] if err.strip() else proc.returncode}")
+    words = out.split()
+    return float(words[-2]), float(words[-1]), words[0]
+
 
 def timed(code: str, folder: Path) -> tuple[float, float, str]:
     """(seconds, peak RSS MiB, output) of ``code`` in a fresh interpreter."""
-    # CPU seconds of the process (not wall time: a shared machine's load would decide a wall ratio)
-    wrapper = ("import resource, sys, time\nt0 = time.process_time()\n" + code +
-               "\nprint(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    out = subprocess.run([sys.executable, "-c", wrapper, str(folder)], capture_output=True, text=True, env=env,
-                         check=True).stdout.split()
-    return float(out[-2]), float(out[-1]), out[0]
+    return result(start(code, folder))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scalars", type=int, default=10_000_000)
+    ap.add_argument("--scalars", type=int, default=1_000_000, help="scalars in the run (default 1,000,000)")
+    ap.add_argument("--ten-million", action="store_true", help="the issue's size: --scalars 10000000")
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
     ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
     ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
+    ap.add_argument("--serial", action="store_true",
+                    help="run the readers one after the other (default: at once, each its own process)")
     a = ap.parse_args()
-    folder = a.dir / f"n{a.scalars}_f{a.files}"
+    scalars = 10_000_000 if a.ten_million else a.scalars
+    folder = a.dir / f"n{scalars}_f{a.files}"
     if not folder.is_dir():
         t = time.perf_counter()
-        n = generate(folder, a.scalars, a.files)
+        n = generate(folder, scalars, a.files)
         print(f"generated {n:,} scalars in {a.files} event files in {time.perf_counter() - t:.0f} s: {folder}")
     size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
     if a.generate_only:
         print(f"files {size:.0f} MiB")
         return
-    if a.ours_only:
-        ours_s, ours_mib, ours_n = timed(OURS, folder)
-        print(f"spec-check read_runs: {ours_n} scalars, {ours_s:.1f} CPU s, peak {ours_mib:.0f} MiB; "
-              f"files {size:.0f} MiB")
-        return
-    base_s, base_mib, base_n = timed(BASELINE, folder)
-    ours_s, ours_mib, ours_n = timed(OURS, folder)
-    print(f"{'':36}{'CPU s':>10}{'peak MiB':>10}  items")
-    print(f"{'tensorboard EventFileLoader (events)':36}{base_s:10.1f}{base_mib:10.0f}  {base_n}")
-    print(f"{'spec-check read_runs (scalars)':36}{ours_s:10.1f}{ours_mib:10.0f}  {ours_n}")
-    print(f"ratio ours/tensorboard: {ours_s / base_s:.2f} (aim <= 1.5); files {size:.0f} MiB; "
-          f"peak memory ours {ours_mib:.0f} MiB (aim < 200)")
+    readers = READERS[2:] if a.ours_only else READERS
+    if a.serial:
+        got = [timed(code, folder) for _, code in readers]
+    else:
+        got = [result(p) for p in [start(code, folder) for _, code in readers]]
+    print(f"{'':46}{'CPU s':>10}{'peak MiB':>10}  items")
+    for (name, _), (cpu, mib, n) in zip(readers, got):
+        print(f"{name:46}{cpu:10.1f}{mib:10.0f}  {n}")
+    ours_s, ours_mib, _ = got[-1]
+    if not a.ours_only:
+        print(f"ratio ours/EventFileLoader: {ours_s / got[0][0]:.2f}, ours/RawEventFileLoader+parse: "
+              f"{ours_s / got[1][0]:.2f} (aim <= 1.5)")
+    print(f"files {size:.0f} MiB; peak memory ours {ours_mib:.0f} MiB (aim < 200)")
 
 
 if __name__ == "__main__":
