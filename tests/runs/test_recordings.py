@@ -217,3 +217,23 @@ def test_tensorboardx_run_resumed_with_purge_step() -> None:
     loss = item(facts["job.metrics.measured"], "loss")
     assert loss["stalls"]["value"] == []  # the gap across the restart is recovery, not a stall
     assert loss["step_gap_median"]["value"] == 5
+
+
+def test_torch_summarywriter_purge_step_is_a_restart(tmp_path: Path) -> None:
+    """torch's own SummaryWriter, resumed with purge_step above every step on disk (docs/runs.md)."""
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(log_dir=str(tmp_path / "tb"), filename_suffix=".a")
+    for step in range(0, 40, 5):
+        w.add_scalar("train/loss", 1.0 / (step + 1), step)
+    w.close()
+    w = SummaryWriter(log_dir=str(tmp_path / "tb"), purge_step=41, filename_suffix=".b")
+    for step in range(45, 60, 5):
+        w.add_scalar("train/loss", 1.0 / (step + 1), step)
+    w.close()
+    ev, facts = measure(tmp_path)
+    assert ev.errors == []
+    [inc] = facts["job.recovery.measured"]["items"]
+    src = inc["fields"]["recovery"]["source"]
+    assert "SessionLog START at step 41 (its last step before: 35)" in src and "train/loss step 45" in src
