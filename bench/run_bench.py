@@ -1,20 +1,25 @@
 """`lint --run` reading a long run, side by side with tensorboard's own event-file reader.
 
-    python bench/run_bench.py [--scalars 10000000] [--files 4] [--dir /tmp/spec-check-run-bench]
-                              [--generate-only | --ours-only]
+    python bench/run_bench.py [--scalars N | --ten-million] [--files 4] [--dir /tmp/spec-check-run-bench]
+                              [--readers loader,raw,ours] [--serial] [--generate-only | --ours-only]
 
-Writes a run of N scalars (one per event, as torch's SummaryWriter writes them: loss,
-grad_norm, tokens/s, memory and an unclassified name, cycling, over N/5 steps with a wall
-time each) as TFRecord event files, then times, each in a fresh process:
+Writes a run of N scalars (default 1,000,000; ``--ten-million`` the issue's size), one per
+event as torch's SummaryWriter writes them: loss, grad_norm, tokens/s, memory and an
+unclassified name, cycling, over N/5 steps with a wall time each, as TFRecord event files.
+Then times, each in a fresh process of its own (at once unless ``--serial``):
 
-* baseline: tensorboard's ``EventFileLoader`` iterating every event of the same files;
+* loader: tensorboard's ``EventFileLoader`` iterating every event of the same files (the
+  issue's baseline: what TensorBoard itself reads them with);
+* raw: tensorboard's ``RawEventFileLoader`` (the same record reader, both CRCs checked) with
+  each record parsed into an Event, without the loader's conversion of every value to a
+  tensor summary: the floor of any reader built on tensorboard's;
 * ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader,
   the families, the cadence histograms, restarts and stalls), the whole of ``lint --run``'s
   reading.
 
-Prints both CPU times (the machine's load does not move them as it moves wall time), the
-ratio (aim: at most 1.5) and each process's peak memory (max RSS;
-aim: ours under 200 MiB whatever N).
+Prints each one's CPU time (the machine's load does not move it as it moves wall time) and
+peak memory (ru_maxrss), and the ratios ours/loader and ours/raw (aim: at most 1.5; ours
+under 200 MiB whatever N).
 
 Generating is fast: each record is framed with numpy from one template per name and step
 varint length (wall time, step and value patched in), and its CRC-32C computed column by column
@@ -23,14 +28,14 @@ TensorFlow is not installed, and no faster CRC-32C package is a dependency. The 
 for byte what protobuf and tensorboard's CRC make (tests/runs/test_bench_gen.py); reading them
 still costs each reader its pure-Python CRC per record.
 
-Measured on 2026-11-27 on the project's 2-core VM, shared and loaded (load average 5-9), with
-tensorboard 2.21.0: generating 10 million scalars (566 MiB, 4 files) took 5.5 CPU s, 19 s wall,
-118 MiB peak (the previous writer, protobuf plus tensorboard's CRC per record, took 2.0 CPU s
-per 100,000 scalars: about 200 CPU s at 10 million). At 1 million scalars, side by side:
-tensorboard's EventFileLoader 118.0 CPU s, ours 39.8 CPU s (ratio 0.34), 79 MiB peak each.
-At 10 million scalars (``--ours-only``): ours 326.6 CPU s (about 11 min wall here), peak 76 MiB,
-every scalar counted. The baseline was not run at 10 million: at its 1-million rate it would
-take about 1,200 CPU s, over an hour of wall time on this machine.
+Measured on 2026-11-27 on the project's 2-core VM (AMD EPYC, shared and loaded, load average
+5-11), with tensorboard 2.21.0, protobuf 7.36.2, Python 3.11:
+
+* generating 10 million scalars (566 MiB, 4 files): 5 s wall, 118 MiB peak;
+* 100,000 scalars (2 files), the three at once: loader 14.3 CPU s, raw 3.5, ours 5.0: ours/loader
+  0.35, ours/raw 1.42; peak 44-46 MiB each;
+* 1 million scalars, serially: loader 118.0 CPU s, ours 39.8 (ratio 0.34), 79 MiB peak each;
+* 10 million scalars: ours alone, earlier the same day: 326.6 CPU s, peak 76 MiB.
 """
 
 from __future__ import annotations
@@ -167,9 +172,9 @@ assert not ev.errors, ev.errors
 print(sum(s.scalars for s in ev.streams))
 """
 
-READERS = (("tensorboard EventFileLoader (events)", BASELINE),
-           ("tensorboard RawEventFileLoader + Event parse", RAW),
-           ("spec-check read_runs (scalars)", OURS))
+READERS = {"loader": ("tensorboard EventFileLoader (events)", BASELINE),
+           "raw": ("tensorboard RawEventFileLoader + Event parse", RAW),
+           "ours": ("spec-check read_runs (scalars)", OURS)}
 
 
 def _wrapped(code: str) -> str:
@@ -208,6 +213,8 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
     ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
     ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
+    ap.add_argument("--readers", default="loader,raw,ours",
+                    help="which to time, of loader (EventFileLoader), raw (RawEventFileLoader + parse) and ours")
     ap.add_argument("--serial", action="store_true",
                     help="run the readers one after the other (default: at once, each its own process)")
     a = ap.parse_args()
@@ -221,19 +228,23 @@ def main() -> None:
     if a.generate_only:
         print(f"files {size:.0f} MiB")
         return
-    readers = READERS[2:] if a.ours_only else READERS
+    keys = ["ours"] if a.ours_only else [k.strip() for k in a.readers.split(",")]
+    if not set(keys) <= set(READERS):
+        raise SystemExit(f"--readers: one or more of {', '.join(READERS)}")
+    codes = [READERS[k][1] for k in keys]
     if a.serial:
-        got = [timed(code, folder) for _, code in readers]
+        got = dict(zip(keys, [timed(code, folder) for code in codes]))
     else:
-        got = [result(p) for p in [start(code, folder) for _, code in readers]]
+        got = dict(zip(keys, [result(p) for p in [start(code, folder) for code in codes]]))
     print(f"{'':46}{'CPU s':>10}{'peak MiB':>10}  items")
-    for (name, _), (cpu, mib, n) in zip(readers, got):
-        print(f"{name:46}{cpu:10.1f}{mib:10.0f}  {n}")
-    ours_s, ours_mib, _ = got[-1]
-    if not a.ours_only:
-        print(f"ratio ours/EventFileLoader: {ours_s / got[0][0]:.2f}, ours/RawEventFileLoader+parse: "
-              f"{ours_s / got[1][0]:.2f} (aim <= 1.5)")
-    print(f"files {size:.0f} MiB; peak memory ours {ours_mib:.0f} MiB (aim < 200)")
+    for k, (cpu, mib, n) in got.items():
+        print(f"{READERS[k][0]:46}{cpu:10.1f}{mib:10.0f}  {n}", flush=True)
+    if "ours" in got:
+        ours_s, ours_mib, _ = got["ours"]
+        for k, what in (("loader", "EventFileLoader"), ("raw", "RawEventFileLoader+parse")):
+            if k in got:
+                print(f"ratio ours/{what}: {ours_s / got[k][0]:.2f} (aim <= 1.5)")
+        print(f"files {size:.0f} MiB; peak memory ours {ours_mib:.0f} MiB (aim < 200)")
 
 
 if __name__ == "__main__":
