@@ -34,12 +34,13 @@ Measured on 2026-11-27 on the project's 2-core VM (AMD EPYC, shared and loaded, 
 * generating 10 million scalars (566 MiB, 4 files): 5 s wall, 118 MiB peak;
 * 100,000 scalars (2 files), the three at once: loader 14.3 CPU s, raw 3.5, ours 5.0: ours/loader
   0.35, ours/raw 1.42; peak 44-46 MiB each;
-* 1 million scalars, serially: loader 118.0 CPU s, ours 39.8 (ratio 0.34), 79 MiB peak each;
+* 1 million scalars (57 MiB), the three at once (07:44-08:03 UTC): loader 127.8 CPU s, raw
+  27.6, ours 39.1: ours/loader 0.31, ours/raw 1.41; 79 MiB peak each;
 * 10 million scalars (``--ten-million --readers raw,ours``, the two at once, 07:08-07:44 UTC):
   raw 264.9 CPU s, 74 MiB peak; ours 377.4 CPU s, 76 MiB peak, every scalar counted: ours/raw
-  1.43. The loader was not run at 10 million here: at its 1-million rate (118 CPU s) it takes
-  about 1,200 CPU s, over an hour of this loaded machine's wall time; its cost is linear in the
-  records (the same reader and conversion per record), so ours/loader stays near 0.34.
+  1.43. The loader was not run at 10 million here: at its 1-million rate (127.8 CPU s) it takes
+  about 1,300 CPU s, over an hour of this loaded machine's wall time; its cost is linear in the
+  records (the same reader and conversion per record), so ours/loader stays near 0.31.
 """
 
 from __future__ import annotations
