@@ -1,20 +1,25 @@
 """`lint --run` reading a long run, side by side with tensorboard's own event-file reader.
 
-    python bench/run_bench.py [--scalars 10000000] [--files 4] [--dir /tmp/spec-check-run-bench]
-                              [--generate-only | --ours-only]
+    python bench/run_bench.py [--scalars N | --ten-million] [--files 4] [--dir /tmp/spec-check-run-bench]
+                              [--readers loader,raw,ours] [--serial] [--generate-only | --ours-only]
 
-Writes a run of N scalars (one per event, as torch's SummaryWriter writes them: loss,
-grad_norm, tokens/s, memory and an unclassified name, cycling, over N/5 steps with a wall
-time each) as TFRecord event files, then times, each in a fresh process:
+Writes a run of N scalars (default 1,000,000; ``--ten-million`` the issue's size), one per
+event as torch's SummaryWriter writes them: loss, grad_norm, tokens/s, memory and an
+unclassified name, cycling, over N/5 steps with a wall time each, as TFRecord event files.
+Then times, each in a fresh process of its own (at once unless ``--serial``):
 
-* baseline: tensorboard's ``EventFileLoader`` iterating every event of the same files;
+* loader: tensorboard's ``EventFileLoader`` iterating every event of the same files (the
+  issue's baseline: what TensorBoard itself reads them with);
+* raw: tensorboard's ``RawEventFileLoader`` (the same record reader, both CRCs checked) with
+  each record parsed into an Event, without the loader's conversion of every value to a
+  tensor summary: the floor of any reader built on tensorboard's;
 * ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader,
   the families, the cadence histograms, restarts and stalls), the whole of ``lint --run``'s
   reading.
 
-Prints both CPU times (the machine's load does not move them as it moves wall time), the
-ratio (aim: at most 1.5) and each process's peak memory (max RSS;
-aim: ours under 200 MiB whatever N).
+Prints each one's CPU time (the machine's load does not move it as it moves wall time) and
+peak memory (ru_maxrss), and the ratios ours/loader and ours/raw (aim: at most 1.5; ours
+under 200 MiB whatever N).
 
 Generating is fast: each record is framed with numpy from one template per name and step
 varint length (wall time, step and value patched in), and its CRC-32C computed column by column
@@ -23,14 +28,19 @@ TensorFlow is not installed, and no faster CRC-32C package is a dependency. The 
 for byte what protobuf and tensorboard's CRC make (tests/runs/test_bench_gen.py); reading them
 still costs each reader its pure-Python CRC per record.
 
-Measured on 2026-11-27 on the project's 2-core VM, shared and loaded (load average 5-9), with
-tensorboard 2.21.0: generating 10 million scalars (566 MiB, 4 files) took 5.5 CPU s, 19 s wall,
-118 MiB peak (the previous writer, protobuf plus tensorboard's CRC per record, took 2.0 CPU s
-per 100,000 scalars: about 200 CPU s at 10 million). At 1 million scalars, side by side:
-tensorboard's EventFileLoader 118.0 CPU s, ours 39.8 CPU s (ratio 0.34), 79 MiB peak each.
-At 10 million scalars (``--ours-only``): ours 326.6 CPU s (about 11 min wall here), peak 76 MiB,
-every scalar counted. The baseline was not run at 10 million: at its 1-million rate it would
-take about 1,200 CPU s, over an hour of wall time on this machine.
+Measured on 2026-11-27 on the project's 2-core VM (AMD EPYC, shared and loaded, load average
+5-11), with tensorboard 2.21.0, protobuf 7.36.2, Python 3.11:
+
+* generating 10 million scalars (566 MiB, 4 files): 5 s wall, 118 MiB peak;
+* 100,000 scalars (2 files), the three at once: loader 14.3 CPU s, raw 3.5, ours 5.0: ours/loader
+  0.35, ours/raw 1.42; peak 44-46 MiB each;
+* 1 million scalars (57 MiB), the three at once (07:44-08:03 UTC): loader 127.8 CPU s, raw
+  27.6, ours 39.1: ours/loader 0.31, ours/raw 1.41; 79 MiB peak each;
+* 10 million scalars (``--ten-million --readers raw,ours``, the two at once, 07:08-07:44 UTC):
+  raw 264.9 CPU s, 74 MiB peak; ours 377.4 CPU s, 76 MiB peak, every scalar counted: ours/raw
+  1.43. The loader was not run at 10 million here: at its 1-million rate (127.8 CPU s) it takes
+  about 1,300 CPU s, over an hour of this loaded machine's wall time; its cost is linear in the
+  records (the same reader and conversion per record), so ours/loader stays near 0.31.
 """
 
 from __future__ import annotations
@@ -146,6 +156,19 @@ for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
 print(n)
 """
 
+# the floor: the same record iterator as EventFileLoader, each record parsed into an Event,
+# without EventFileLoader's migration of every value to a tensor summary
+RAW = """
+import sys, pathlib
+from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+from tensorboard.compat.proto import event_pb2
+n = 0
+for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    for rec in RawEventFileLoader(str(p)).Load():
+        n += len(event_pb2.Event.FromString(rec).summary.value)
+print(n)
+"""
+
 OURS = """
 import sys, pathlib
 from validator.runs.measure import read_runs
@@ -154,47 +177,79 @@ assert not ev.errors, ev.errors
 print(sum(s.scalars for s in ev.streams))
 """
 
+READERS = {"loader": ("tensorboard EventFileLoader (events)", BASELINE),
+           "raw": ("tensorboard RawEventFileLoader + Event parse", RAW),
+           "ours": ("spec-check read_runs (scalars)", OURS)}
+
+
+def _wrapped(code: str) -> str:
+    # CPU seconds of the process (not wall time: a shared machine's load would decide a wall
+    # ratio) and its peak resident memory (ru_maxrss, KiB on Linux)
+    return ("import resource, sys, time\nt0 = time.process_time()\n" + code +
+            "\nprint(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+
+
+def start(code: str, folder: Path) -> subprocess.Popen:
+    """``code`` in a fresh interpreter (its own process: its own CPU time and peak RSS)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.Popen([sys.executable, "-c", _wrapped(code), str(folder)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def result(proc: subprocess.Popen) -> tuple[float, float, str]:
+    """(CPU seconds, peak RSS MiB, items counted) of a started reader."""
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise SystemExit(f"a reader failed: {err.strip().splitlines()[-1] if err.strip() else proc.returncode}")
+    words = out.split()
+    return float(words[-2]), float(words[-1]), words[0]
+
 
 def timed(code: str, folder: Path) -> tuple[float, float, str]:
     """(seconds, peak RSS MiB, output) of ``code`` in a fresh interpreter."""
-    # CPU seconds of the process (not wall time: a shared machine's load would decide a wall ratio)
-    wrapper = ("import resource, sys, time\nt0 = time.process_time()\n" + code +
-               "\nprint(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    out = subprocess.run([sys.executable, "-c", wrapper, str(folder)], capture_output=True, text=True, env=env,
-                         check=True).stdout.split()
-    return float(out[-2]), float(out[-1]), out[0]
+    return result(start(code, folder))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scalars", type=int, default=10_000_000)
+    ap.add_argument("--scalars", type=int, default=1_000_000, help="scalars in the run (default 1,000,000)")
+    ap.add_argument("--ten-million", action="store_true", help="the issue's size: --scalars 10000000")
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
     ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
     ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
+    ap.add_argument("--readers", default="loader,raw,ours",
+                    help="which to time, of loader (EventFileLoader), raw (RawEventFileLoader + parse) and ours")
+    ap.add_argument("--serial", action="store_true",
+                    help="run the readers one after the other (default: at once, each its own process)")
     a = ap.parse_args()
-    folder = a.dir / f"n{a.scalars}_f{a.files}"
+    scalars = 10_000_000 if a.ten_million else a.scalars
+    folder = a.dir / f"n{scalars}_f{a.files}"
     if not folder.is_dir():
         t = time.perf_counter()
-        n = generate(folder, a.scalars, a.files)
+        n = generate(folder, scalars, a.files)
         print(f"generated {n:,} scalars in {a.files} event files in {time.perf_counter() - t:.0f} s: {folder}")
     size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
     if a.generate_only:
         print(f"files {size:.0f} MiB")
         return
-    if a.ours_only:
-        ours_s, ours_mib, ours_n = timed(OURS, folder)
-        print(f"spec-check read_runs: {ours_n} scalars, {ours_s:.1f} CPU s, peak {ours_mib:.0f} MiB; "
-              f"files {size:.0f} MiB")
-        return
-    base_s, base_mib, base_n = timed(BASELINE, folder)
-    ours_s, ours_mib, ours_n = timed(OURS, folder)
-    print(f"{'':36}{'CPU s':>10}{'peak MiB':>10}  items")
-    print(f"{'tensorboard EventFileLoader (events)':36}{base_s:10.1f}{base_mib:10.0f}  {base_n}")
-    print(f"{'spec-check read_runs (scalars)':36}{ours_s:10.1f}{ours_mib:10.0f}  {ours_n}")
-    print(f"ratio ours/tensorboard: {ours_s / base_s:.2f} (aim <= 1.5); files {size:.0f} MiB; "
-          f"peak memory ours {ours_mib:.0f} MiB (aim < 200)")
+    keys = ["ours"] if a.ours_only else [k.strip() for k in a.readers.split(",")]
+    if not set(keys) <= set(READERS):
+        raise SystemExit(f"--readers: one or more of {', '.join(READERS)}")
+    codes = [READERS[k][1] for k in keys]
+    if a.serial:
+        got = dict(zip(keys, [timed(code, folder) for code in codes]))
+    else:
+        got = dict(zip(keys, [result(p) for p in [start(code, folder) for code in codes]]))
+    print(f"{'':46}{'CPU s':>10}{'peak MiB':>10}  items")
+    for k, (cpu, mib, n) in got.items():
+        print(f"{READERS[k][0]:46}{cpu:10.1f}{mib:10.0f}  {n}", flush=True)
+    if "ours" in got:
+        ours_s, ours_mib, _ = got["ours"]
+        for k, what in (("loader", "EventFileLoader"), ("raw", "RawEventFileLoader+parse")):
+            if k in got:
+                print(f"ratio ours/{what}: {ours_s / got[k][0]:.2f} (aim <= 1.5)")
+        print(f"files {size:.0f} MiB; peak memory ours {ours_mib:.0f} MiB (aim < 200)")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,12 @@ def test_defaults_in_the_doc_are_the_codes() -> None:
     assert "(default 35: dcgm-exporter" in DOC
     for command in (check, probe, cluster):
         assert _defaults(command)["scrape_interval"] == 35.0
-    assert "(`--scrape-timeout`, default 10 s)" in DOC and DEFAULT_DEADLINE_S == 10.0
+    assert "(`--timeout`, default 10 s; `--scrape-timeout` is the same option)" in " ".join(DOC.split())
+    assert DEFAULT_DEADLINE_S == 10.0
     assert _defaults(check)["scrape_timeout"] == 10.0 == _defaults(probe)["scrape_timeout"]
+    for command in (check, probe):  # one option, two names
+        (opt,) = [p for p in command.params if p.name == "scrape_timeout"]
+        assert set(opt.opts) == {"--timeout", "--scrape-timeout"}
     assert "size cap of 16 MiB" in DOC and DEFAULT_CAP == 16 << 20
     assert "--scrape-port" in _help("cluster") and "--scrape URL" in _help("probe")
 

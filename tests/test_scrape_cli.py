@@ -101,3 +101,43 @@ def test_cluster_timeout_must_leave_room_for_the_scrapes() -> None:
 def test_cluster_replay_refuses_scrape_port(tmp_path: Path) -> None:
     r = _run("cluster", "--facts", str(tmp_path), "--scrape-port", "9400")
     assert r.returncode == 2 and "--scrape-port" in r.stderr and "only apply to a live run" in r.stderr, r.stderr
+
+
+def test_check_timeout_bounds_every_bad_exporter_and_names_each_url() -> None:
+    """An exporter that never answers, one that drips a byte every 2 s, one that announces
+    10 GB, one that streams without a length and one that answers HTML: each an error naming
+    its URL, none a pass, and `check --timeout 2` ends within each scrape's 2 s deadline (the
+    default deadline, 10 s, would take over 20 s on the first two alone)."""
+    import time
+
+    with ex.raw_server(ex.silent) as silent, ex.raw_server(ex.drip) as drip, \
+            ex.raw_server(ex.endless) as huge, ex.raw_server(ex.endless_chunked) as stream, \
+            ex.raw_server(ex.html) as html:
+        t0 = time.monotonic()
+        r = _run("check", "--select", "MON-03", "--scrape", silent, "--scrape", drip, "--scrape", huge,
+                 "--scrape", stream, "--scrape", html, "--timeout", "2", "--scrape-interval", "0.5",
+                 "--format", "json")
+        took = time.monotonic() - t0
+    # MON-03 is a SHOULD: its errors are in the report, they do not decide the exit code
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr and r.stdout, r.stderr
+    assert took < 20, took
+    f = _scrape_findings(r.stdout)
+    why = {silent: "no complete answer within the 2 s deadline", drip: "no complete answer within the 2 s deadline",
+           huge: "over the 16777216 byte cap", stream: "goes past the 16777216 byte cap", html: "answers HTML"}
+    for url, reason in why.items():
+        finding = f[("MON-03.endpoint-unreadable", url)]
+        assert finding["status"] == "error" and f"{url}: " in finding["message"], finding
+        assert reason in finding["message"], finding
+    assert not any(v["status"] == "pass" for (rule, item), v in f.items() if item in why and
+                   rule != "MON-03.no-telemetry-exporter")
+
+
+def test_the_scrape_defaults_are_written_once() -> None:
+    """35 s and 10 s live in validator/io/scrape_defaults.py (light: no HTTP client at
+    start-up); the options, the library's options and the node facts name them."""
+    root = Path(__file__).resolve().parents[1] / "validator"
+    for rel in ("cli/node.py", "cli/cluster.py", "api/node.py", "api/options.py", "facts/node/base.py",
+                "facts/node/__init__.py"):
+        text = (root / rel).read_text()
+        assert "35.0" not in text and "10.0" not in text, rel
+        assert "SCRAPE_INTERVAL_S" in text, rel

@@ -184,3 +184,42 @@ def test_a_number_beyond_any_real_value_in_a_log_is_an_error_naming_the_line(tmp
     assert err.message == "a 5000-digit integer is beyond any real value (the limit is 2^64 in magnitude)"
     r = spec_check("lint", "--run", str(run))
     assert "Traceback" not in r.stderr and "set_int_max_str_digits" not in r.stdout
+
+
+@pytest.mark.parametrize("keep", [12, 20, 40])
+def test_event_file_cut_inside_its_first_record_is_an_error_naming_it(tmp_path: Path, keep: int) -> None:
+    """A real event file truncated inside its first record (its framing's length CRC checks)
+    is an error naming the file, never passed over as if it were no metrics file; the other
+    event file beside it is still read."""
+    run = _copy_tb(tmp_path)
+    ev_file = _first_event_file(run)
+    ev_file.write_bytes(ev_file.read_bytes()[:keep])
+    ev, facts = measure(run)
+    [err] = ev.errors
+    assert err.file == str(ev_file) and err.message.startswith("record 1 at byte 0: ")
+    assert f"ends after {keep} bytes" in err.message and "truncated" in err.message
+    assert str(ev_file) not in {p["file"] for p in ev.passed}
+    assert "error" in facts["job.metrics.memory"]  # the CPU run logs no memory: unknown, not "not emitted"
+    r = spec_check("lint", "--run", str(run), "--format", "json")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert any(f["status"] == "error" and f"{ev_file}: record 1 at byte 0" in f["message"]
+               for f in json.loads(r.stdout)["findings"])
+
+
+def test_random_bytes_named_like_an_event_file_are_passed_over(tmp_path: Path) -> None:
+    """Framing whose length CRC does not check is no event file, whatever its name."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.out.tfevents.1.host.1.0").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03xyz")
+    ev, _ = measure(run)
+    assert ev.errors == [] and ev.passed[0]["why"] == "binary, and no TensorBoard event file"
+
+
+def test_csv_header_changed_half_way_through_the_cli_names_file_and_line(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.csv").write_text("epoch,step,train_loss\n0,9,1.5\n0,19,1.4\n"
+                                     "epoch,grad_2.0_norm_total,step,train_loss\n0,2.0,29,1.3\n")
+    r = spec_check("lint", "--run", str(run))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{run / 'metrics.csv'}:4" in " ".join(r.stdout.split()) and "PASS MON-01" not in r.stdout

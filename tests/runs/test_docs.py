@@ -54,5 +54,12 @@ def test_which_framework_rows_are_pinned() -> None:
     version = {fw["name"]: fw["version"] for fw in data["frameworks"]}
     assert (version["HF transformers"], version["Lightning"]) == ("5.17.0", "2.6.6")
     assert version["torchtitan"].startswith("commit ")
-    assert all("unpinned" in version[n] for n in ("Megatron-LM", "NeMo", "DeepSpeed monitor"))
+    assert (version["Megatron-LM"], version["NeMo"], version["DeepSpeed monitor"]) == ("core_v0.19.0", "2.4.0",
+                                                                                      "0.19.5")
+    for fw in data["frameworks"]:
+        if fw["name"] in ("Megatron-LM", "NeMo", "DeepSpeed monitor"):
+            at = fw["read_at"]
+            assert re.fullmatch(r"[0-9a-f]{40}", at["commit"]) and at["files"] and at["ref"] in FLAT
+            assert at["ref"].lstrip("v") == fw["version"] and at["commit"] in fw["source"]
+    assert "scripts/check_framework_tags.py" in FLAT
     assert "torchtitan at the commit its names were read at" in FLAT

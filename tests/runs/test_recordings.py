@@ -193,3 +193,47 @@ def test_srun_labelled_console_measures_the_same(tmp_path: Path) -> None:
     [inc] = facts["job.recovery.measured"]["items"]
     assert inc["id"].endswith("slurm-4242.out:21")
     assert abs(inc["fields"]["recovery"]["value"] - truth_recovery(src)) <= 1.5
+
+
+def test_tensorboardx_run_resumed_with_purge_step() -> None:
+    """tbx_cpu_resume (tensorboardX 2.6.5's own writer, tests/fixtures/runs/README.md): SIGKILL
+    at step 47 lost the unflushed steps 40 and 45, so the resumed steps (45 on) all lie above
+    the last step on disk (35): no step goes back. The resumed writer's SessionLog START at its
+    purge_step (41) is the restart, timed from the last scalar on disk to the first after it."""
+    run = FIXTURES / "tbx_cpu_resume"
+    ev, facts = measure(run)
+    assert ev.errors == []
+    read = {r["file"] for r in ev.read}
+    tb = {str(p) for p in run.rglob("events.out.tfevents.*")}
+    assert len(tb) == 6 and tb <= read  # add_scalars: a subfolder and event file per key, per attempt
+    got = {f: facts[f"job.metrics.{f}"]["value"] for f in ("gradient_stats", "gpu_utilization", "memory")}
+    assert got == {"gradient_stats": "emitted", "gpu_utilization": "emitted", "memory": "not emitted"}
+    [inc] = facts["job.recovery.measured"]["items"]
+    rec = inc["fields"]["recovery"]
+    assert "SessionLog START at step 41" in rec["source"] and "last step before: 35" in rec["source"]
+    assert "upper bound" in rec["source"] and "step 45" in rec["source"]
+    # from the last flushed scalar (before the kill) to the first after: at most flush_secs (2 s) more
+    assert truth_recovery(run) - 0.5 <= rec["value"] <= truth_recovery(run) + 2.0
+    loss = item(facts["job.metrics.measured"], "loss")
+    assert loss["stalls"]["value"] == []  # the gap across the restart is recovery, not a stall
+    assert loss["step_gap_median"]["value"] == 5
+
+
+def test_torch_summarywriter_purge_step_is_a_restart(tmp_path: Path) -> None:
+    """torch's own SummaryWriter, resumed with purge_step above every step on disk (docs/runs.md)."""
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(log_dir=str(tmp_path / "tb"), filename_suffix=".a")
+    for step in range(0, 40, 5):
+        w.add_scalar("train/loss", 1.0 / (step + 1), step)
+    w.close()
+    w = SummaryWriter(log_dir=str(tmp_path / "tb"), purge_step=41, filename_suffix=".b")
+    for step in range(45, 60, 5):
+        w.add_scalar("train/loss", 1.0 / (step + 1), step)
+    w.close()
+    ev, facts = measure(tmp_path)
+    assert ev.errors == []
+    [inc] = facts["job.recovery.measured"]["items"]
+    src = inc["fields"]["recovery"]["source"]
+    assert "SessionLog START at step 41 (its last step before: 35)" in src and "train/loss step 45" in src

@@ -208,3 +208,27 @@ def test_histograms_stay_small_whatever_the_gaps() -> None:
     f = s.families["loss"]
     assert len(f.step_gaps) < 10_000 and len(f.wall_gaps) < 10_000
     assert f.step_gap(0.5) == pytest.approx(5e6, rel=0.05)
+
+
+def test_a_writers_restart_marker_is_one_restart_with_or_without_a_step_going_back() -> None:
+    from validator.runs.cadence import RESTART_MARK
+
+    # steps 36-40 never reached disk (a SIGKILL before the flush): nothing goes back
+    s = Stream("x", "tensorboard")
+    s.add(RESTART_MARK, 0, 100.0, 0.0)  # a new run's first file may open with one: no restart
+    t = _feed(s, range(0, 36), t0=100.0)
+    s.add(RESTART_MARK, 41, t + 5.0, 0.0)  # resumed at purge_step 41
+    s.add("train/loss", 45, t + 6.0, 1.0)
+    [r] = s.restarts
+    assert (r.tag, r.step_before, r.step_after, r.marker) == ("train/loss", 35, 45,
+                                                             "TensorBoard SessionLog START at step 41")
+    assert r.wall_after - r.wall_before == pytest.approx(6.0)
+    assert s.scalars == 36 * 3 + 1  # the markers are no scalars
+    # every step reached disk: the resumed job logs steps it had logged, the same one restart
+    s = Stream("x", "tensorboard")
+    t = _feed(s, range(0, 46))
+    s.add(RESTART_MARK, 41, t + 5.0, 0.0)
+    _feed(s, range(41, 60), t0=t + 5.0)
+    [r] = s.restarts
+    assert (r.step_before, r.step_after, r.marker) == (45, 41, "TensorBoard SessionLog START at step 41")
+    assert s.families["loss"].stalls() == []

@@ -61,6 +61,7 @@ def run_cluster(opts: ClusterOptions, *, built: Built | None = None) -> FleetOut
     from validator.cluster.live import LivePlan, check_outputs, run
     from validator.cluster.result import check_cluster_name
     from validator.cluster.transports import default_remote_command
+    from validator.io.scrape_defaults import DEFAULT_DEADLINE_S
 
     if built is None:
         built = build(opts.report, SCOPES)  # bad spec, rules, profile or --set fail before any host is touched
@@ -70,11 +71,12 @@ def run_cluster(opts: ClusterOptions, *, built: Built | None = None) -> FleetOut
     probe_args: tuple[str, ...] = ()
     if opts.scrape_port is not None:
         url = f"http://127.0.0.1:{opts.scrape_port}/metrics"
-        if opts.host_timeout <= opts.scrape_interval + 2 * 10.0:
+        if opts.host_timeout <= opts.scrape_interval + 2 * DEFAULT_DEADLINE_S:
             raise OptionsError(f"--timeout {opts.host_timeout:g} s leaves no room for two scrapes "
-                               f"{opts.scrape_interval:g} s apart (10 s each): give --timeout above "
-                               f"{opts.scrape_interval + 20:g}")
-        probe_args = ("--scrape", url, "--scrape-interval", f"{opts.scrape_interval:g}", "--scrape-timeout", "10")
+                               f"{opts.scrape_interval:g} s apart ({DEFAULT_DEADLINE_S:g} s each): give --timeout "
+                               f"above {opts.scrape_interval + 2 * DEFAULT_DEADLINE_S:g}")
+        probe_args = ("--scrape", url, "--scrape-interval", f"{opts.scrape_interval:g}",
+                      "--scrape-timeout", f"{DEFAULT_DEADLINE_S:g}")
         built = with_endpoints(built, (url,), "--scrape-port")
     plan = LivePlan(
         transport=opts.transport,

@@ -23,6 +23,7 @@ from validator.api.steps import (
     with_endpoints,
 )
 from validator.clock import now_utc
+from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 
 def check_urls(urls: tuple[str, ...]) -> None:
@@ -39,8 +40,8 @@ def check_urls(urls: tuple[str, ...]) -> None:
 
 def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None,
                    kernel_log: Path | None = None, dcgm_diag: int | None = None,
-                   since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = 35.0,
-                   scrape_timeout: float = 10.0) -> dict[str, Any]:
+                   since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = SCRAPE_INTERVAL_S,
+                   scrape_timeout: float = DEFAULT_DEADLINE_S) -> dict[str, Any]:
     """Probe this node into a facts document; failures become error values inside it.
     ``since``: an earlier facts document of this node (read and checked before probing)."""
     from validator.facts.document import new_document

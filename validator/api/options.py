@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from validator.errors import SpecCheckError
+from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 DEFAULT_SPEC_VERSION = "1.0"
 # the measurements a live fleet run knows, and those it runs when none are named
@@ -60,8 +61,8 @@ class CheckOptions:
     dcgm_diag: int | None = None
     since: Path | None = None
     scrape: tuple[str, ...] = ()
-    scrape_interval: float = 35.0
-    scrape_timeout: float = 10.0
+    scrape_interval: float = SCRAPE_INTERVAL_S
+    scrape_timeout: float = DEFAULT_DEADLINE_S
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class ClusterOptions:
     fabric: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     fabric_interface: str | None = None
     scrape_port: int | None = None
-    scrape_interval: float = 35.0
+    scrape_interval: float = SCRAPE_INTERVAL_S
     cluster_name: str = "cluster"
     save_facts: Path | None = None
     passes: str = "auto"  # "itemize", "fold", or "auto" (fold above fleet.FOLD_ABOVE hosts)

@@ -17,6 +17,7 @@ import click
 from validator.api.options import DEFAULT_TOOLS, KNOWN_TOOLS, ClusterOptions, ReplayOptions
 from validator.api.outcome import FleetOutcome
 from validator.cli.common import RunOptions, build, call, common_options, run_options, say_and_render
+from validator.io.scrape_defaults import SCRAPE_INTERVAL_S
 
 
 def _tools(raw: str | None) -> tuple[str, ...]:
@@ -86,7 +87,7 @@ def _tools(raw: str | None) -> tuple[str, ...]:
 @click.option(
     "--scrape-interval",
     type=click.FloatRange(min=0),
-    default=35.0,
+    default=SCRAPE_INTERVAL_S,
     show_default=True,
     metavar="SECONDS",
     help="With --scrape-port: seconds between the two scrapes (above the exporter's collect interval); "

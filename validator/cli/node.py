@@ -14,6 +14,7 @@ from validator.api.node import probe_document as probe_document  # re-exported: 
 from validator.api.options import CheckOptions
 from validator.api.steps import with_endpoints as with_endpoints  # re-exported: tests
 from validator.cli.common import call, common_options, finish_outcome, run_options, write_atomic
+from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 
 def root_options(func: Any) -> Any:
@@ -55,12 +56,15 @@ def _scrape_options(func: Any) -> Any:
         click.option("--scrape", "scrape", multiple=True, metavar="URL",
                      help="A Prometheus endpoint of this node's exporters to sample for MON-03 (repeatable), "
                           "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter), :9100 (node_exporter)."),
-        click.option("--scrape-interval", type=click.FloatRange(min=0), default=35.0, show_default=True,
+        click.option("--scrape-interval", type=click.FloatRange(min=0), default=SCRAPE_INTERVAL_S, show_default=True,
                      metavar="SECONDS",
                      help="Seconds between the two scrapes of each endpoint; above the exporter's collect "
                           "interval (dcgm-exporter: 30 s by default)."),
-        click.option("--scrape-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-                     metavar="SECONDS", help="Deadline for each scrape's whole answer."),
+        click.option("--timeout", "--scrape-timeout", "scrape_timeout", type=click.FloatRange(min=0.1),
+                     default=DEFAULT_DEADLINE_S, show_default=True, metavar="SECONDS",
+                     help="Seconds each scrape's whole answer may take before it is reported as an error "
+                          "(an exporter that hangs, drips or streams without end); --scrape-timeout is the "
+                          "same option."),
     ]):
         func = option(func)
     return func

@@ -22,7 +22,9 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-DEFAULT_DEADLINE_S = 10.0
+from validator.io.scrape_defaults import DEFAULT_DEADLINE_S as DEFAULT_DEADLINE_S  # re-exported
+from validator.io.scrape_defaults import SCRAPE_INTERVAL_S as SCRAPE_INTERVAL_S
+
 DEFAULT_CAP = 16 << 20  # a dcgm-exporter of 8 GPUs with every field is well under 1 MiB
 _CHUNK = 64 << 10
 

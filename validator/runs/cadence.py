@@ -76,6 +76,15 @@ class Restart:
     step_after: int
     wall_before: float | None  # the last emission before it
     wall_after: float | None  # the first emission after it
+    marker: str = ""  # how it was seen when no step went back: the writer's own restart marker
+
+
+# A reader yields this name (by identity) for a writer's own restart marker: TensorBoard's
+# SessionLog START, which torch's and tensorboardX's SummaryWriter write at ``purge_step`` when
+# a job resumes from a checkpoint (TensorBoard then drops the earlier events from that step).
+# A SIGKILL loses the writer's unflushed events, so the resumed steps may all lie above the
+# last step on disk: the marker is then the only sign of the restart in the metrics.
+RESTART_MARK = "\x00SessionLog START"
 
 
 @dataclass
@@ -158,8 +167,12 @@ class Stream:
         self._top: int | None = None
         self._last_wall: float | None = None
         self._jump: tuple[float, float] | None = None  # the latest pause: (wall before, wall after)
+        self._marked: tuple[int | None, float | None, int | None] | None = None  # (top, last wall, step)
 
     def add(self, tag: str, step: int | None, wall: float | None, value: float) -> None:
+        if tag is RESTART_MARK:
+            self._mark(step)
+            return
         self.scalars += 1
         if wall is not None:
             self.timed += 1
@@ -200,9 +213,31 @@ class Stream:
                 fam.nonfinite_count += 1
                 if len(fam.nonfinite) < MAX_NONFINITE_KEPT:
                     fam.nonfinite.append((tag, step, wall, value))
+            if self._marked is not None and step is not None:
+                self._marked_restart(tag, step, wall)
             fam.observe(step, wall, self._gen)
         if wall is not None:
             self._last_wall = wall
+
+    def _mark(self, step: int | None) -> None:
+        """A writer's restart marker: a restart when something was emitted before it (a new
+        run's first file may begin with one too), timed from the last scalar before it to
+        the first metric emitted after it. A name whose step then goes back is the same
+        restart, not another (the generation moves on here)."""
+        if self._top is None and self._last_wall is None:
+            return
+        self._gen += 1
+        self._marked = (self._top, self._last_wall, step)
+
+    def _marked_restart(self, tag: str, step: int, wall: float | None) -> None:
+        top, before, at = self._marked or (None, None, None)
+        self._marked = None
+        if len(self.restarts) >= MAX_RESTARTS:
+            self.restarts_dropped += 1
+        else:
+            self.restarts.append(Restart(tag, top, step, before, wall,
+                                         marker=f"TensorBoard SessionLog START at step {at}"))
+        self._top = step
 
     def _restart(self, tag: str, step: int, wall: float | None, tag_wall: float | None) -> None:
         """A restart seen at ``tag``: timed from the pause before it (the last scalar before

@@ -194,7 +194,9 @@ def _incident_item(inc: Incident) -> dict[str, Any]:
     else:
         assert r is not None and s is not None
         loc = {"file": s.name}
-        start = (f"no failure line: {r.tag} went back from step {r.step_before} to {r.step_after}; from the "
+        seen = (f"the writer's {r.marker} (its last step before: {r.step_before})" if r.marker else
+                f"{r.tag} went back from step {r.step_before} to {r.step_after}")
+        start = (f"no failure line: {seen}; from the "
                  f"last emission before the restart at {_utc(r.wall_before)} (includes the time before "
                  "the failure was noticed: an upper bound)")
         fields = {}

@@ -83,6 +83,11 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
     for d in dirs:
         s = survey(d)
         ev.passed += [{"file": f, "why": why} for f, why in s.passed]
+        for p in s.files.get("tfrecord_cut", []):
+            size = p.stat().st_size
+            ev.errors.append(readers.RunFileError(
+                str(p), None, f"record 1 at byte 0: the file ends after {size} bytes, inside its first record: "
+                              f"a truncated TFRecord (event) file, nothing in it can be read"))
         tb = sorted(s.files.get("tensorboard", []), key=_event_order)
         by_folder: dict[Path, list[Path]] = {}
         for p in tb:

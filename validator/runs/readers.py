@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from validator.runs.cadence import RESTART_MARK
 from validator.values.numbers import Beyond, int_text, text_problem
 
 Scalar = tuple[str, int | None, float | None, float]
@@ -40,6 +41,8 @@ TIME_KEYS = ("time", "timestamp", "wall_time", "walltime", "_timestamp", "t")
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a trainer_state.json is read whole
 _DT_FLOAT, _DT_DOUBLE = 1, 2
 
+
+_SESSION_START = 1  # tensorboard's event.proto SessionLog.SessionStatus START
 
 class RunFileError(Exception):
     """A metric file that cannot be trusted from this point: file, line (or record), problem."""
@@ -129,6 +132,8 @@ def event_file(path: Path, tail: Tail) -> Iterator[Scalar]:
                                                 f"not an Event ({type(exc).__name__})") from None
         values = ev.summary.value
         if not values:
+            if ev.HasField("session_log") and ev.session_log.status == _SESSION_START:
+                yield RESTART_MARK, ev.step, ev.wall_time, 0.0  # a writer resumed at purge_step
             continue
         wall, step = ev.wall_time, ev.step
         for v in values:

@@ -5,6 +5,9 @@ A file is read as:
 * ``tensorboard``: TFRecord framing whose first record holds ``brain.Event`` (every writer,
   torch's SummaryWriter, tensorboardX and TF's, begins a file with the ``file_version``
   event ``brain.Event:2``);
+* ``tfrecord_cut``: TFRecord framing (its first length's CRC checks) whose first record the
+  file cuts short: a truncated event file, an error (nothing in it can be read), never
+  passed over as if it were no metrics file;
 * ``trainer_state``: a JSON document with a ``log_history`` list (HF Trainer);
 * ``jsonl``: JSON lines whose first record has a step key and a number besides it;
 * ``csv``: a CSV header with a step column (Lightning's CSVLogger ``metrics.csv``);
@@ -64,10 +67,39 @@ def _is_event_file(head: bytes) -> bool:
     return 0 < n < (1 << 24) and b"brain.Event" in head[12:12 + min(n, 256)]
 
 
+def _crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli, reflected 0x82F63B78), bit by bit: only ever run on 8 bytes."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc32c(data: bytes) -> int:
+    crc = _crc32c(data)  # TFRecord's mask (tensorboard's masked_crc32c)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def cut_first_record(head: bytes, size: int) -> int | None:
+    """The first record's framed length where ``head`` opens with TFRecord framing (a length
+    whose masked CRC-32C checks: 1 in 4 billion by chance) whose first record the file
+    (``size`` bytes) cuts short: a truncated event file. None otherwise."""
+    if len(head) < 12:
+        return None
+    (n,) = struct.unpack("<Q", head[:8])
+    if not 0 < n < (1 << 24) or struct.unpack("<I", head[8:12])[0] != _masked_crc32c(head[:8]):
+        return None
+    return n + 16 if size < n + 16 else None
+
+
 def kind_of(path: Path, head: bytes) -> tuple[str | None, str]:
     """(kind, "") or (None, why it was passed over)."""
     if not head:
         return None, "empty"
+    if cut_first_record(head, path.stat().st_size if len(head) >= HEAD else len(head)) is not None:
+        return "tfrecord_cut", ""  # before the brain.Event test: a cut first record may hold it
     if _is_event_file(head):
         return "tensorboard", ""
     if b"\x00" in head[:4096]:

@@ -19,6 +19,7 @@ from typing import Any
 from validator.facts.document import Fact, error
 from validator.facts.node import counter_rise, dcgm, gpu, gpu_events, host, links, net, pci, rdma, telemetry
 from validator.facts.node.base import Context, FactSource
+from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 SOURCES: dict[str, FactSource] = {
     "host": host,
@@ -48,8 +49,8 @@ def probe_node(
     dcgm_level: int | None = None,
     since: dict[str, Any] | None = None,
     scrape_endpoints: tuple[str, ...] = (),
-    scrape_interval: float = 35.0,
-    scrape_timeout: float = 10.0,
+    scrape_interval: float = SCRAPE_INTERVAL_S,
+    scrape_timeout: float = DEFAULT_DEADLINE_S,
 ) -> dict[str, dict[str, Any]]:
     """Gather every node fact; each is a value, an error value, or a collection.
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from validator.facts.document import Fact, error, value
+from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 # domain:bus:device.function; Intel VMD domains have five hex digits (10000:e1:00.0)
 PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
@@ -38,8 +39,8 @@ class Context:
     dcgm_level: int | None = None  # run `dcgmi diag -r LEVEL` (None: not requested)
     since: dict[str, Any] | None = None  # an earlier facts document of this node (counter rises)
     scrape_endpoints: tuple[str, ...] = ()  # --scrape URLs (and the profile's scrape_endpoints)
-    scrape_interval: float = 35.0  # seconds between the two scrapes of each endpoint
-    scrape_timeout: float = 10.0  # deadline for each scrape's whole answer
+    scrape_interval: float = SCRAPE_INTERVAL_S  # seconds between the two scrapes of each endpoint
+    scrape_timeout: float = DEFAULT_DEADLINE_S  # deadline for each scrape's whole answer
     facts: dict[str, Fact] = field(default_factory=dict)
 
     @property
