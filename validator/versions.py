@@ -97,8 +97,8 @@ def older_note(kind: str, doc: dict[str, Any], where: str) -> str | None:
 def shape(kind: str, spec_dir: Path) -> dict[str, Any]:
     """The shape a schema version stands for, read from a spec/ directory: the JSON schema
     without its prose, identifiers and own version (``required`` lists sorted: the result
-    schema is generated, validator/report/schemas.py, and lists them in field order), plus (for facts) the fact catalogue's
-    names, types, units and fields without labels and notes."""
+    schema is generated, validator/report/schemas.py, and lists them in field order), plus
+    (for facts) the fact catalogue's names, types, units and fields without labels and notes."""
     import json
 
     import yaml

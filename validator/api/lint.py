@@ -20,7 +20,7 @@ UNREADABLE_REQ = "LINT-00"
 
 
 def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
-    from validator.report.model import Finding, Location, Status
+    from validator.report.model import Finding, Level, Location, Status
 
     out = []
     for d in docs:
@@ -29,7 +29,7 @@ def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
                 Finding(
                     rule=UNREADABLE_RULE,
                     requirement=UNREADABLE_REQ,
-                    level="MUST",
+                    level=Level.MUST,
                     status=Status.ERROR,
                     subject=d["subject"]["name"],
                     expected="a readable training config",
@@ -185,14 +185,14 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def unreadable_rule() -> Any:
     """The description of ``LINT-00.unreadable-config``, the rule of the findings above."""
-    from validator.report.model import RuleDoc
+    from validator.report.model import Level, RuleDoc, Scope
 
     return RuleDoc(
         UNREADABLE_RULE,
         UNREADABLE_REQ,
         "unreadable-config",
-        "MUST",
-        "job",
+        Level.MUST,
+        Scope.JOB,
         "A config file of the job cannot be read or parsed",
         "A file that does not parse is not checked; its settings are unknown.",
         "Fix the file so that it parses, or leave it out of the lint run.",

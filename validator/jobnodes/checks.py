@@ -210,7 +210,8 @@ class Judge:
         elif size > total:
             self._finding(rid, Status.ERROR, expected=expected, ask=ask, source=src, value=sorted(unknown),
                           message=f"{ask.cited()}: "
-                                  + (f"{hosts} have {total} GPUs; " if counts else "no node's GPU count could be read; ")
+                                  + (f"{hosts} have {total} GPUs; " if counts
+                                     else "no node's GPU count could be read; ")
                                   + f"not compared on {_grouped(unknown)}")
         else:
             self._finding(rid, Status.PASS, expected=expected, ask=ask, observed=f"{total} GPUs", value=total,

@@ -27,7 +27,8 @@ def is_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> b
     return sel > ign
 
 
-VERB_OF_SCOPE: dict[str, str] = {Scope.NODE: "spec-check check", Scope.JOB: "spec-check lint", Scope.CLUSTER: "spec-check cluster"}
+VERB_OF_SCOPE: dict[str, str] = {
+    Scope.NODE: "spec-check check", Scope.JOB: "spec-check lint", Scope.CLUSTER: "spec-check cluster"}
 
 
 def check_prefixes(rule_ids: Iterable[str], select: Sequence[str], ignore: Sequence[str], *,
