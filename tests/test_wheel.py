@@ -29,9 +29,15 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
     [wheel] = dist.glob("training_spec_check-*.whl")
     # every module of every stage package is in it (a new package is picked up, not left out)
     with zipfile.ZipFile(wheel) as zf:
-        held = {n for n in zf.namelist() if n.startswith("validator/") and n.endswith(".py")}
+        names = set(zf.namelist())
+    held = {n for n in names if n.startswith("validator/") and n.endswith(".py")}
     tree = {p.relative_to(ROOT).as_posix() for p in (ROOT / "validator").rglob("*.py") if "__pycache__" not in p.parts}
     assert tree - held == set()
+    # and the data the readers load (key catalogues, run tags, container versions)
+    data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "validator").rglob("*")
+            if p.is_file() and p.suffix in (".json", ".yaml") and "__pycache__" not in p.parts}
+    assert {"validator/runs/tags.yaml", "validator/jobs/containers.json"} <= data
+    assert data - names == set()
     assert {"validator/io/__init__.py", "validator/rules/loader.py", "validator/evaluate/engine.py"} <= held
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],

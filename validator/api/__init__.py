@@ -16,7 +16,7 @@ The public surface::
     fleet = api.run_cluster(api.ClusterOptions(hosts=("a", "b"), transport="ssh"))
     fleet = api.replay_cluster(api.ReplayOptions(facts=(Path("saved/"),)))
     outcome.report      # validator.report.model.Report: findings, summary, subjects
-    outcome.exit_code   # 0 conformant, 1 not (DESIGN.md's contract); a fleet: 2 when interrupted
+    outcome.exit_code   # 0 conformant, 1 not (the README's exit codes); a fleet: 2 when interrupted
     outcome.notes       # one-line remarks on the inputs (older recordings, the baseline)
 
 Options (frozen dataclasses, ``validator.api.options``): ``ReportOptions`` (spec version,

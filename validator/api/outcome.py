@@ -1,7 +1,8 @@
 """What a run returns: the report, the lines to say beside it, and its exit code.
 
-Why: the exit code is the contract (DESIGN.md: 0 conformant; 1 not conformant, a ``fail``
-or a MUST ``error``, or a ``warn`` under ``--fail-on warn``; 2 the run could not be done)
+Why: the exit code is the contract (the README's **Exit codes**: 0 conformant; 1 not
+conformant, a ``fail`` or a MUST ``error``, or a ``warn`` under ``--fail-on warn``; 2 the run
+could not be done)
 and an outside caller needs it as much as the CLI does, so it is computed here, once.
 ``notes`` are the one-line remarks a run makes about its inputs (a recording by an older
 spec-check, a baseline's known problems, folders' files no job read): the CLI writes them
