@@ -110,7 +110,7 @@ def test_sigkill_leftovers_removed_by_the_next_write(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     # a writer killed mid-write: its temporary file, named for its host and (dead) pid
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    host = __import__("validator.io.atomic", fromlist=["_HOST"])._HOST
+    host = __import__("validator.io.atomic", fromlist=["_host"])._host()
     stray = tmp_path / f".report.json.{host}.{child.pid}.abcd1234.tmp"
     stray.write_text("half a report")
     child.kill()
