@@ -295,3 +295,21 @@ def test_merge_lists_job_inputs_per_result(tmp_path: Path) -> None:
     p = merged["parameters"]["step_time"]
     assert p["origin"] == "per result" and p["value"] == "4 in a.json; 2 in b.json"
     assert [m["file"] for m in merged["extra"]["merged_from"]] == [str(a), str(b)]
+
+
+def test_a_pass_on_nothing_to_judge_says_so_in_the_rules_words() -> None:
+    """A log with no Xid passes PLAT-03.xid-warning; its PASS line once read "Xid one of 48,
+    63, ...: none", as if an Xid had been seen. The real H200's facts, every format for people."""
+    h200 = FACTS.parent / "h200_health" / "facts.json"
+    said = "no Xid event in the kernel log within the look-back but the application's"
+    r = run("check", "--facts", h200, "--select", "PLAT-03", columns=None)  # 80 columns: a line each
+    assert r.returncode == 0, r.stderr
+    assert f"PASS  {said} (PLAT-03.xid-warning)" in r.stdout
+    wide = run("check", "--facts", h200, "--select", "PLAT-03.xid", columns=200).stdout  # a table
+    assert said in wide and "Xid one of" not in wide + r.stdout
+    md = run("check", "--facts", h200, "--select", "PLAT-03.xid", "--format", "markdown").stdout
+    assert f"| {said} | `PLAT-03.xid-warning` |" in md
+    html = run("check", "--facts", h200, "--select", "PLAT-03.xid", "--format", "html").stdout
+    assert "holds: no Xid event in the kernel log within the look-back but the application&#x27;s<br>" in html
+    # a pass on a value keeps what holds beside what was seen
+    assert "PASS  persistence mode is on: true (PLAT-03.persistence-off" in r.stdout

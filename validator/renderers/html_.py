@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from validator.renderers import coverage as cov
+from validator.renderers.base import holds as holds_text
 from validator.renderers.html_template import CSP, CSS, badge, bandwidth_svg
 from validator.report.model import STATUS_ORDER, Finding, Report, Scope, Status
 
@@ -410,7 +411,8 @@ class HtmlRenderer:
             )
             # a pass says what holds (the expected, met) before the rule's ID, as the terminal does:
             # rule IDs name the bad condition ("MEM-01.ecc-disabled") and alone read as failures
-            holds = f"holds: {_e(f.expected)}<br>" if f.status is Status.PASS and f.expected else ""
+            said = holds_text(f)[0] if f.status is Status.PASS else ""
+            holds = f"holds: {_e(said)}<br>" if said else ""
             out(
                 f'<tr><td>{status}</td><th scope="row">{holds}{_id(f.rule)}'
                 f'<br><span class="muted small">{_e(f.level)}</span></th><td>{_id(f.item) if f.item else ""}</td>'

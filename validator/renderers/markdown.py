@@ -18,6 +18,7 @@ from collections import Counter
 from typing import TextIO
 
 from validator.renderers import coverage as cov
+from validator.renderers.base import holds as holds_text
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 ICON = {
@@ -197,8 +198,9 @@ class MarkdownRenderer:
                 by_rule.setdefault(f.rule, Counter())[f.status.value] += 1
                 subjects.setdefault(f.rule, set()).add(f.subject)
                 held = holds.setdefault(f.rule, [])
-                if f.status is Status.PASS and f.expected and f.expected not in held:
-                    held.append(f.expected)
+                said = holds_text(f)[0] if f.status is Status.PASS else ""
+                if said and said not in held:
+                    held.append(said)
             w(
                 f"<details><summary>{len(rest_ok)} passed or skipped, by rule</summary>\n\n"
                 f"| what holds | rule | {ICON['pass']} pass | {ICON['skip']} skip | subjects |\n"

@@ -11,6 +11,7 @@ import os
 import re
 from typing import Any, TextIO
 
+from validator.renderers.base import holds as holds_text
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 WIDE = 120  # below this many columns findings are blocks, not table rows
@@ -249,8 +250,9 @@ class TerminalRenderer:
                     from validator.renderers.escape import text as plain
 
                     where = plain(f.rule) + (f", {plain(f.item)}" if f.item else "")
-                    console.print(Text.assemble(("PASS ", STYLE[f.status]), f" {plain(f.expected)}: ",
-                                                plain(f.observed or ""), " ", (f"({where})", "dim")))
+                    said, seen = holds_text(f)
+                    console.print(Text.assemble(("PASS ", STYLE[f.status]), f" {plain(said)}" + (": " if seen else ""),
+                                                plain(f.observed or "") if seen else "", " ", (f"({where})", "dim")))
                     continue
                 console.print(head)
                 seen = f.message if f.status in (Status.SKIP, Status.ERROR) else (f.observed or "")
@@ -281,7 +283,7 @@ class TerminalRenderer:
         if not (holds and title.startswith("[green]passed")):  # a table ends in a blank line already
             console.print()
         if holds:
-            cells = [(f"[{STYLE[f.status]}]PASS[/]", escape(f.expected), escape(f.item or ""),
+            cells = [(f"[{STYLE[f.status]}]PASS[/]", escape(holds_text(f)[0]), escape(f.item or ""),
                       escape(f.observed or ""), escape(f.rule)) for f in rows]
             columns = ("what holds", "item", "observed", "rule")
         else:
