@@ -209,3 +209,22 @@ def test_the_docstring_names_every_public_name():
     for name in api.__all__:
         assert name in (api.__doc__ or ""), name
         assert getattr(api, name) is not None
+
+
+@pytest.mark.parametrize("name", ["dgx_h100", "dgx_h100_port_200g"])
+def test_a_health_verdict_is_checks_verdict_for_its_own_node(name):
+    """health judges the node it acts on as check does (the Slurm action is the caller's)."""
+    facts = ROOT / "tests" / "fixtures" / "facts" / f"{name}.json"
+    node = json.loads(facts.read_text())["subject"]["name"]
+    health = api.judge_node_health(api.HealthOptions(node, facts=facts))
+    check = api.check_node(api.CheckOptions(facts=(facts,)))
+    assert health.exit_code == check.exit_code
+    assert _verdicts(health.report) == _verdicts(check.report)
+
+
+def test_a_health_verdict_refuses_another_hosts_recording():
+    from validator.errors import SpecCheckError
+
+    facts = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
+    with pytest.raises(SpecCheckError, match=r"of host \"dgx-h100-01\", not of node \"some-other-node\""):
+        api.judge_node_health(api.HealthOptions("some-other-node", facts=facts))

@@ -1,5 +1,5 @@
 """What CONTRIBUTING.md's "The library API" says holds: validator/api imports nothing of
-validator/cli or click, and the verbs that call it (check, lint, cluster) only parse and
+validator/cli or click, and the verbs that call it (check, lint, cluster, health) only parse and
 render: building, evaluating, waivers, baseline, LINT-00 and exit codes are the API's."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 API = ROOT / "validator" / "api"
-VERBS = [ROOT / "validator" / "cli" / n for n in ("node.py", "lint.py", "cluster.py")]
+VERBS = [ROOT / "validator" / "cli" / n for n in ("node.py", "lint.py", "cluster.py", "health.py")]
 
 
 def _imports(path: Path) -> set[str]:
@@ -57,6 +57,7 @@ def test_the_named_files_exist():
     import validator.api as api
 
     for name in ("ReportOptions", "CheckOptions", "LintOptions", "ClusterOptions", "ReplayOptions", "Outcome",
-                 "FleetOutcome", "check_node", "lint_jobs", "run_cluster", "replay_cluster", "OptionsError"):
+                 "FleetOutcome", "check_node", "lint_jobs", "run_cluster", "replay_cluster", "OptionsError",
+                 "HealthOptions", "judge_node_health"):
         assert f"`{name}`" in section and hasattr(api, name), name
     assert (ROOT / "tests" / "api").is_dir()

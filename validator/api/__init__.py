@@ -13,6 +13,7 @@ The public surface::
 
     outcome = api.check_node(api.CheckOptions(facts=(Path("node.json"),)))
     outcome = api.lint_jobs(api.LintOptions(paths=(Path("ds_config.json"),)))
+    outcome = api.judge_node_health(api.HealthOptions("node07"))  # what health then acts on
     fleet = api.run_cluster(api.ClusterOptions(hosts=("a", "b"), transport="ssh"))
     fleet = api.replay_cluster(api.ReplayOptions(facts=(Path("saved/"),)))
     outcome.report      # validator.report.model.Report: findings, summary, subjects
@@ -21,7 +22,7 @@ The public surface::
 
 Options (frozen dataclasses, ``validator.api.options``): ``ReportOptions`` (spec version,
 profile, ``--set``, rule pack, select/ignore, waivers, baseline, fail_on), held by each of
-``CheckOptions``, ``LintOptions``, ``ClusterOptions`` (a live fleet run) and
+``CheckOptions``, ``HealthOptions``, ``LintOptions``, ``ClusterOptions`` (a live fleet run) and
 ``ReplayOptions`` (a fleet's saved facts). Results (``validator.api.outcome``): ``Outcome``
 and ``FleetOutcome`` (live and replay alike). Steps, for callers that want them apart
 (``validator.api.steps``): ``build`` (spec, parameters and rule pack, a ``Built``; bad input raises
@@ -42,6 +43,7 @@ from typing import Any
 from validator.api.options import (
     CheckOptions,
     ClusterOptions,
+    HealthOptions,
     LintOptions,
     OptionsError,
     ReplayOptions,
@@ -55,6 +57,7 @@ _LAZY = {
     "build": "steps",
     "evaluate_documents": "steps",
     "check_node": "node",
+    "judge_node_health": "health",
     "probe_document": "node",
     "lint_jobs": "lint",
     "run_cluster": "cluster",
@@ -66,6 +69,7 @@ __all__ = [
     "CheckOptions",
     "ClusterOptions",
     "FleetOutcome",
+    "HealthOptions",
     "LintOptions",
     "OptionsError",
     "Outcome",

@@ -66,6 +66,20 @@ class CheckOptions:
 
 
 @dataclass(frozen=True)
+class HealthOptions:
+    """``health``: this node judged for a health check (``node``: the node a verdict acts
+    on, which ``facts``, when given, must be the recording of), probed otherwise."""
+
+    node: str
+    report: ReportOptions = field(default_factory=ReportOptions)
+    facts: Path | None = None
+    sysfs: Path = Path("/sys")
+    procfs: Path = Path("/proc")
+    rootfs: Path = Path("/")
+    nvml: bool | None = None
+
+
+@dataclass(frozen=True)
 class LintOptions:
     """``lint``: job config PATHs (a file is a job, a folder one job per entry point),
     ``whole`` folders read as one job each, and the job judged against its nodes and runs."""

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from validator.cli.common import build, common_options, evaluate_documents, exit_code, render, run_options
-from validator.cli.node import probe_document, root_options
+from validator.cli.common import build, call, common_options, render, run_options
+from validator.cli.node import root_options
 
 
 @click.command()
@@ -48,29 +48,18 @@ def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, ke
         from validator.cli.npd import run as run_npd
 
         sys.exit(run_npd(facts_file, sysfs, procfs, rootfs, nvml, kernel_log, kwargs))
-    from validator.cluster.health import act, check_subject, this_node
+    from validator.api.health import judge_node_health
+    from validator.api.options import HealthOptions
+    from validator.cluster.health import act, this_node
 
     opts = run_options(kwargs)
-    built = build(opts, ("node",))
+    built = build(opts, ("node",))  # bad options are refused before anything is probed
     name = node or this_node()
-    if facts_file is not None:
-        from validator.errors import FactsFileError
-        from validator.facts.document import load
-
-        doc = load(facts_file)
-        if doc["subject"]["kind"] != "node":
-            raise FactsFileError(f'health judges node facts; this document is a {doc["subject"]["kind"]}',
-                                 file=str(facts_file))
-        check_subject(name, doc["subject"]["name"], str(facts_file))
-        source = str(facts_file)
-    else:
-        doc = probe_document(sysfs, procfs, rootfs, nvml)
-        source = "probe"
-    report = evaluate_documents("check", built, opts, [doc], [source])
-    from validator.cli.common import with_baseline
-
-    report = with_baseline(report, opts)
-    render(report, opts.format, opts.output)
-    done = act(name, report, drain=drain)
+    outcome = call(judge_node_health, HealthOptions(name, opts.report, facts_file, sysfs, procfs, rootfs, nvml),
+                   built=built)
+    for line in outcome.notes:
+        click.echo(line, err=True)
+    render(outcome.report, opts.format, opts.output)
+    done = act(name, outcome.report, drain=drain)  # the scheduler acts once the report is written
     click.echo(f"spec-check: {done}", err=True)
-    sys.exit(exit_code(report, opts.fail_on))
+    sys.exit(outcome.exit_code)

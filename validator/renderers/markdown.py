@@ -198,9 +198,9 @@ class MarkdownRenderer:
                 by_rule.setdefault(f.rule, Counter())[f.status.value] += 1
                 subjects.setdefault(f.rule, set()).add(f.subject)
                 held = holds.setdefault(f.rule, [])
-                said = holds_text(f)[0] if f.status is Status.PASS else ""
-                if said and said not in held:
-                    held.append(said)
+                text = holds_text(f)[0] if f.status is Status.PASS else ""
+                if text and text not in held:
+                    held.append(text)
             w(
                 f"<details><summary>{len(rest_ok)} passed or skipped, by rule</summary>\n\n"
                 f"| what holds | rule | {ICON['pass']} pass | {ICON['skip']} skip | subjects |\n"

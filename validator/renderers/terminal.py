@@ -250,9 +250,11 @@ class TerminalRenderer:
                     from validator.renderers.escape import text as plain
 
                     where = plain(f.rule) + (f", {plain(f.item)}" if f.item else "")
-                    said, seen = holds_text(f)
-                    console.print(Text.assemble(("PASS ", STYLE[f.status]), f" {plain(said)}" + (": " if seen else ""),
-                                                plain(f.observed or "") if seen else "", " ", (f"({where})", "dim")))
+                    said, with_observed = holds_text(f)
+                    console.print(Text.assemble(("PASS ", STYLE[f.status]),
+                                                f" {plain(said)}" + (": " if with_observed else ""),
+                                                plain(f.observed or "") if with_observed else "", " ",
+                                                (f"({where})", "dim")))
                     continue
                 console.print(head)
                 seen = f.message if f.status in (Status.SKIP, Status.ERROR) else (f.observed or "")
