@@ -13,11 +13,12 @@ Nothing heavy is imported here: this module is on the ``check``/``lint`` start-u
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from validator.errors import SpecCheckError
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
+from validator.values.records import record
 
 DEFAULT_SPEC_VERSION = "1.0"
 # the measurements a live fleet run knows, and those it runs when none are named
@@ -30,7 +31,7 @@ class OptionsError(SpecCheckError):
     it as a usage error of the verb; an outside caller catches it as a SpecCheckError."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReportOptions:
     """What every report shares: the spec and its parameters, the rule pack, which rules
     run, waivers, a baseline and the ``fail_on`` level of the exit code."""
@@ -47,7 +48,7 @@ class ReportOptions:
     baseline: Path | None = None  # a saved JSON result: only new problems count
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckOptions:
     """``check``: recorded node facts (``facts``), or this node probed (the rest)."""
 
@@ -65,7 +66,7 @@ class CheckOptions:
     scrape_timeout: float = DEFAULT_DEADLINE_S
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HealthOptions:
     """``health``: this node judged for a health check (``node``: the node a verdict acts
     on, which ``facts``, when given, must be the recording of), probed otherwise."""
@@ -79,7 +80,7 @@ class HealthOptions:
     nvml: bool | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LintOptions:
     """``lint``: job config PATHs (a file is a job, a folder one job per entry point),
     ``whole`` folders read as one job each, and the job judged against its nodes and runs."""
@@ -95,7 +96,7 @@ class LintOptions:
     nodes: tuple[Path, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClusterOptions:
     """A live fleet run: probe ``hosts`` over ``transport``, optionally measure the fabric.
     ``fabric``: host -> (address on the training fabric, where that came from)."""
@@ -123,7 +124,7 @@ class ClusterOptions:
     passes: str = "auto"  # "itemize", "fold", or "auto" (fold above fleet.FOLD_ABOVE hosts)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReplayOptions:
     """A fleet replayed from saved facts: a ``--save-facts`` directory, node facts files
     and/or a cluster facts file."""

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from validator import __version__
 from validator.clock import now_utc
 from validator.errors import SpecCheckError
+from validator.values.records import record
 
 if TYPE_CHECKING:  # not imported at run time: start-up
     from validator.report.model import Report
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Built:
     """Everything loaded for a run: spec, parameters, facts catalogue and rule pack."""
 

@@ -15,7 +15,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,11 +33,12 @@ from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts
 from validator.errors import SpecCheckError
 from validator.io.atomic import open_atomic
 from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
+from validator.values.records import record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunOptions:
     spec_version: str = DEFAULT_SPEC_VERSION
     profile: Path | None = None

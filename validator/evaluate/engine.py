@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
@@ -27,6 +26,7 @@ from validator.rules.rulemodel import Condition, FactInfo, Level, Parameter, Rul
 from validator.rules.selection import is_selected
 from validator.rules.spec import ParamValue
 from validator.rules.wording import value_words
+from validator.values.records import record
 from validator.values.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
 
 Fact = Mapping[str, JSONValue]
@@ -42,14 +42,14 @@ class _Undecided(Exception):
         self.source = source
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Context:
     spec: Spec
     catalogue: Mapping[str, FactInfo]
     params: Mapping[str, ParamValue]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Resolved:
     value: JSONValue  # in the fact's unit
     text: str  # for the expected sentence

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from validator.values.records import record
 
 # The largest real config seen (MaxText base.yml) is 78 KB; 4 MiB is 50x that, and keeps
 # a hostile file's parse within seconds and a few hundred MB.
@@ -51,7 +53,7 @@ class LineList(list):  # type: ignore[type-arg, unused-ignore]
     item_lines: list[int]
 
 
-@dataclass
+@record
 class Tree:
     """A parsed structured file: ``data`` and the line of each key path."""
 

@@ -7,15 +7,15 @@ then the current directory, and read only if they exist.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from validator.io.source import MISSING, Tree
 from validator.jobs.model import JobModel
+from validator.values.records import record
 
 
-@dataclass
+@record
 class Ctx:
     path: Path
     file: str  # as shown in findings

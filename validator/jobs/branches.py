@@ -22,13 +22,15 @@ alike. Anything else is an undecidable condition.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from validator.values.records import record
 
 Flags = dict[str, tuple[str, int]]
 
 
-@dataclass
+@record
 class _Frame:
     kind: str  # if | case
     value: str | None = None  # the case word, expanded (None: unknown)

@@ -29,10 +29,10 @@ framework default; a default is used only where no file sets the value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from validator.jobs import registry
+from validator.values.records import record
 
 
 def frameworks() -> dict[str, tuple[str, str]]:
@@ -78,7 +78,7 @@ def describe(detail: str, file: str | None) -> str:
     return f"default of {name} ({NOT_SET}; {version}): {key}{where}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Default:
     setting: str  # as the user writes it
     value: Any  # in seconds for durations; None = disabled / never
@@ -88,7 +88,7 @@ class Default:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Table:
     framework: str
     version: str  # the version the rows were read at

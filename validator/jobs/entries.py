@@ -9,11 +9,12 @@ model's, so that no import circle ties the model to its derivations
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from validator.values.records import record
 
-@dataclass
+
+@record
 class Entry:
     value: Any
     file: str | None

@@ -30,19 +30,19 @@ bar the file is refused (passed over with ``--ignore-unknown``) with what was se
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from validator.jobs import registry
 from validator.jobs.keys import close_match
 from validator.jobs.registry import Format
+from validator.values.records import record
 
 MAX_NODES = 5000  # nodes walked looking for _target_ / class_path (a hostile file is cut short)
 BAR = 1.0  # decisive evidence a format needs, and by which it must beat every alternative
 TARGET_WEIGHT = 3.0  # a class named outright outweighs key names
 
 
-@dataclass
+@record
 class Seen:
     """The decisive evidence of one format found in a file: what, and its weight."""
 
@@ -133,7 +133,7 @@ def _all_known(fmt: Format, sect: str, block: dict[str, Any]) -> bool:
     return known is not None and bool(known) and all(k in known or k == "_target_" for k in block)
 
 
-@dataclass
+@record
 class Judgement:
     kind: str | None
     why: str  # what was seen, in words (for a refusal)

@@ -23,14 +23,14 @@ its timeout and the timeout's origin in the source. Every default used is a row 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from validator.jobs.coerce import as_bool, as_float
 from validator.jobs.defaults import cite, read_in, value_of
+from validator.values.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Mechanism:
     mode: str  # "crash" | "hang"
     name: str  # "torchrun worker monitor", "NCCL watchdog (collective timeout)"

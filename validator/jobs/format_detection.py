@@ -18,11 +18,11 @@ job rules would fail MON-01 on every repository that has a shell script.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from validator.jobs import registry
+from validator.values.records import record
 
 # the formats spec-check reads (``--kind``), from the registry: read on each use, so a
 # format registered later is offered too
@@ -283,7 +283,7 @@ K8S_TRAINING_KINDS = {
 ACCEPT_RATIO = 0.5  # at least half of a file's top-level keys known to its format
 
 
-@dataclass
+@record
 class Evidence:
     """How well one format explains a file's keys."""
 

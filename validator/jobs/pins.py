@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from validator.values.records import record
 
 MAX_UP = 6  # folders above a config searched for dependency files
 MAX_BYTES = 256 * 1024  # a dependency file larger than this is not read
@@ -50,7 +51,7 @@ def _packages() -> dict[str, tuple[str, ...]]:
     return registry.packages()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pin:
     package: str
     specs: tuple[tuple[str, str], ...]  # (operator, version)
@@ -163,7 +164,7 @@ def _allows(specs: tuple[tuple[str, str], ...], version: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Judged:
     """The catalogue a file's keys are judged with, and the others still accepted."""
 
@@ -233,7 +234,7 @@ def _distance(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 MAX_IMAGE_SCAN = 1024 * 1024  # bytes of a job file searched for an image reference
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Image:
     ref: str  # as written, normalized (``nvcr.io#nvidia/nemo`` -> ``nvcr.io/nvidia/nemo``)
     repo: str

@@ -34,12 +34,12 @@ never a pass. A log that cannot be read is an error item naming the file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
+from validator.values.records import record
 
 # a log is read whole; real logs are often larger than a config (source.MAX_BYTES), so the
 # cap is higher, and a bigger log is an error naming how to cut the excerpt around a failure
@@ -85,7 +85,7 @@ class LogError(Exception):
     """A log that cannot be read: the message names the problem (the caller the file)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Event:
     time: datetime
     file: str

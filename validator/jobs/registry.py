@@ -24,11 +24,13 @@ catalogue name (``llm-foundry`` for ``llmfoundry``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from validator.values.records import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Framework:
     """Where a format's framework defaults come from, as every output labels them
     ("default of <display> (not set in your files; <snapshot>)", ``defaults.py``)."""
@@ -40,7 +42,7 @@ class Framework:
     aliases: tuple[str, ...] = ()  # other source prefixes of the same framework ("accelerate launch")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CollectiveTimeout:
     """The framework's own default of the process-group (collective) timeout."""
 
@@ -54,7 +56,7 @@ NCCL_TIMING = ("set TORCH_NCCL_ENABLE_TIMING=1 (per-collective durations), or de
                "profiler plugin (NCCL_PROFILER_PLUGIN, e.g. the NCCL inspector) in the profile")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Metrics:
     """MON-01 per metric family (``metrics.py``) for a job of this framework.
 
@@ -66,7 +68,7 @@ class Metrics:
     by_default: tuple[tuple[str, ...], str] | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Format:
     """A config format: ``name`` (the ``--kind``), ``display`` (in messages), ``reader``
     (``module:function`` under validator.jobs; None for a format spec-check does not

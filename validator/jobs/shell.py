@@ -20,10 +20,11 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
+from validator.values.records import record
 
 _ASSIGN = re.compile(
     r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S
@@ -48,13 +49,13 @@ _SLURM_RUNTIME = {
 MAX_DEPTH = 8
 
 
-@dataclass
+@record
 class Word:
     text: str
     line: int
 
 
-@dataclass
+@record
 class Heredoc:
     """A here-document: its first body line, the command line that opens it, the body
     as written, whether the delimiter was quoted (a literal body), and ``at``: how many
@@ -73,7 +74,7 @@ class Heredoc:
     unknown_line: int | None = None
 
 
-@dataclass
+@record
 class Script:
     """A shell script as logical commands of words, each word with its line."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from validator.report.model import Finding, Report, summarize
+from validator.values.records import record
 
 # Worst first; "waived" ranks below the problems it hides, above a clean pass.
 OUTCOMES = ("fail", "error", "warn", "waived", "pass", "skip", "none")
@@ -43,7 +43,7 @@ def outcome(findings: list[Finding]) -> str:
     return next((o for o in OUTCOMES if o in seen), "none")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cell:
     outcome: str
     conformant: bool
@@ -114,7 +114,7 @@ def rules_of(report: Report) -> dict[str, list[str]]:
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Measurement:
     a: str
     b: str

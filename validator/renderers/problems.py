@@ -14,10 +14,11 @@ subject, its item an item count) is one finding here like any other.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from validator.renderers import coverage as cov
 from validator.report.model import Finding, Level, Report, Status
+from validator.values.records import record
 
 PROBLEM = (Status.FAIL, Status.ERROR, Status.WARN)
 
@@ -44,7 +45,7 @@ def fix_rank(f: Finding) -> int:
     return 2
 
 
-@dataclass
+@record
 class SubjectLine:
     name: str
     outcome: str  # cov.OUTCOMES
@@ -88,7 +89,7 @@ def subject_lines(report: Report) -> list[SubjectLine]:
     return sorted(lines.values(), key=lambda s: (order[s.outcome], s.name))
 
 
-@dataclass
+@record
 class FixGroup:
     rule: str
     rank: int

@@ -15,16 +15,16 @@ as evaluated when a rule of that scope produced a finding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from validator.report.model import Report
 from validator.report.model import Scope as Kind
+from validator.values.records import record
 
 SCOPES = tuple(s.value for s in (Kind.NODE, Kind.CLUSTER, Kind.JOB))  # the order the sentence names them in
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scope:
     scopes: tuple[str, ...]  # evaluated, in SCOPES order
     missing: tuple[str, ...]  # scopes of the rule pack with no finding in this result

@@ -19,12 +19,13 @@ import enum
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, field, fields, replace
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from validator.rules.rulemodel import Level as Level  # re-exported: renderers take the Report and its enums alone
 from validator.rules.rulemodel import Scope as Scope
+from validator.values.records import record
 from validator.versions import RESULT_SCHEMA as RESULT_SCHEMA  # re-exported; defined in one place
 
 MAX_SOURCE_TEXT = 200  # characters of a source line a finding carries
@@ -37,7 +38,7 @@ JSONValue = Any
 # validator/report/schemas.py reads these from the annotations below; results.py checks with them.
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Form:
     """A text field's form: ``regex`` is what the reader accepts (full match). The schema
     states ``"^regex$"``, or ``published`` where result/2 published another pattern (""
@@ -193,7 +194,7 @@ class Status(str, enum.Enum):
 STATUS_ORDER = (Status.FAIL, Status.ERROR, Status.WARN, Status.SKIP, Status.PASS)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Location:
     file: str
     line: Annotated[int | None, REQUIRED] = None
@@ -208,7 +209,7 @@ class Location:
         return {"file": self.file, "line": self.line, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@record(frozen=True, slots=True)
 class Finding:
     """One verdict of one rule on one subject (node, job, cluster) and item (GPU, port).
 
@@ -331,7 +332,7 @@ _FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 _FINDING_SLOTS: tuple[Any, ...] = tuple(Finding.__dict__[name].__set__ for name in _FINDING_FIELDS)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RuleDoc:
     """What renderers need to describe a rule (SARIF rule metadata, HTML, explain)."""
 
@@ -348,7 +349,7 @@ class RuleDoc:
     PUBLISHED_REQUIRED: ClassVar[tuple[str, ...]] = ("id", "requirement", "level", "summary")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RequirementDoc:
     id: str
     level: Level
@@ -358,7 +359,7 @@ class RequirementDoc:
     PUBLISHED_REQUIRED: ClassVar[tuple[str, ...]] = ("id", "level", "statement")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Subject:
     name: str
     kind: Scope
@@ -371,7 +372,7 @@ class Subject:
                 "collected_at": self.collected_at, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Summary:
     counts: dict[str, int]  # status -> findings
     conformant: bool
@@ -407,7 +408,7 @@ def summarize(findings: tuple[Finding, ...] | list[Finding]) -> Summary:
     return Summary(counts, conformant)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Report:
     """A whole run: what was checked, against what, and every finding."""
 

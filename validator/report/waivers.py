@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from validator.clock import today_utc
 from validator.errors import RuleFileError
 from validator.report.model import Finding, Report, Status
+from validator.values.records import record
 
 GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
 # fail and warn: a known verdict someone accepts. An error is an unknown, and unknown is never
@@ -61,7 +62,7 @@ class _SpecLike(Protocol):
     def requirements(self) -> Iterable[_HasId]: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Waiver:
     id: str
     subject: str

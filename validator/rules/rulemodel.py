@@ -23,12 +23,12 @@ import dataclasses
 import datetime
 import math
 import re
-from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from validator.errors import UnknownRuleError
+from validator.values.records import record
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -177,13 +177,13 @@ def _enum(obj: Any, name: str, kind: type[_StrEnum], optional: bool = False) -> 
 # Class names are the JSON Schema's $defs: keep them.
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Check(_Dumps):
     op: Annotated[str, Checked(known_operator)]
     value: Annotated[Any, Checked(check_value_form)] = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Condition(Check):
     fact: str | None = None
     field: str | None = None
@@ -193,13 +193,13 @@ class Condition(Check):
     cite: bool = False  # a ``when`` that holds: the verdict's message names the fact's value and source
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class IfEmpty(_Dumps):
     status: Literal["skip", "fail", "pass", "error"] = "skip"
     message: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Rule(_Dumps):
     id: Annotated[str, Pattern(RULE_ID)]
     requirement: str
@@ -225,7 +225,7 @@ class Rule(_Dumps):
         _enum(self, "level", Level, optional=True)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Override(_Dumps):
     id: str
     level: Level | None = None
@@ -240,13 +240,13 @@ class Override(_Dumps):
         _enum(self, "level", Level, optional=True)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class RuleFile(_Dumps):
     rules: list[Rule] = dc_field(default_factory=list)
     overrides: list[Override] = dc_field(default_factory=list)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class PackFile(_Dumps):
     id: str
     spec_version: str
@@ -258,7 +258,7 @@ class PackFile(_Dumps):
 # ---- the spec catalogue -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Parameter(_Dumps):
     default: Any = None
     dimension: Literal[QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS]  # type: ignore[valid-type]
@@ -268,7 +268,7 @@ class Parameter(_Dumps):
     values: dict[str, str] | None = None  # coded list values in words, as a fact's ``values``
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Requirement(_Dumps):
     id: Annotated[str, Pattern(REQ_ID)]
     level: Level
@@ -284,7 +284,7 @@ class Requirement(_Dumps):
             object.__setattr__(self, "scopes", [Scope(s) for s in self.scopes])
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Spec(_Dumps):
     spec_version: str
     title: str
@@ -299,7 +299,7 @@ class Spec(_Dumps):
 # ---- the fact catalogue -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FactInfo:
     name: str
     type: str
@@ -314,7 +314,7 @@ class FactInfo:
 # ---- a loaded pack --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RulePack:
     """The enabled rules of a pack (extends and overrides applied), its digest (over every
     rule, enabled or not) and the files it was read from."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import reprlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from validator.rules.rulemodel import (
     Spec,
     plain,
 )
+from validator.values.records import record
 from validator.values.units import Quantity, parse_quantity
 
 __all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "ParamValue", "Parameter", "Requirement",
@@ -60,7 +60,7 @@ def load_spec(version: str) -> Spec:
 # ---- parameters -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ParamValue:
     """A resolved parameter: ``value`` is a Quantity for quantities, else a plain value."""
 

@@ -22,9 +22,9 @@ same class with none of that:
   missing or unexpected argument) and carries the generated one's ``__signature__``.
 
 ``typing.dataclass_transform`` tells type checkers that ``record`` makes dataclasses, so
-mypy synthesises ``__init__`` and checks every call. A record must have a docstring
-(without one, ``dataclasses`` would build one with ``inspect.signature``, slow on a start
-path). tests/test_records.py rebuilds every record class of the package with plain
+mypy synthesises ``__init__`` and checks every call. A record without a docstring gets
+the one ``dataclasses`` writes (``Name(signature)``), made when first read: dataclasses
+makes it at import with ``inspect.signature``, slow on a start path. tests/test_records.py rebuilds every record class of the package with plain
 ``@dataclass`` and compares the two on instances.
 """
 
@@ -33,7 +33,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from _thread import get_ident
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -58,6 +59,22 @@ class _Factory:
 
 
 FACTORY = _Factory()
+
+
+class _SignatureDoc:
+    """The docstring of a record whose class has none: ``Name(signature)``, as dataclasses
+    writes it, made when first read rather than at import (``inspect.signature`` of a
+    class is slow; pydantic's JSON Schema reads it and leaves such a docstring out)."""
+
+    def __get__(self, obj: Any, owner: Any) -> str:
+        try:
+            text = str(inspect.signature(owner)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            text = ""
+        return owner.__name__ + text
+
+
+_SIGNATURE_DOC = _SignatureDoc()
 
 
 def declared() -> tuple[type, ...]:
@@ -85,8 +102,9 @@ def record(cls: Any = None, /, *, frozen: bool = False, kw_only: bool = False, s
 
 
 def _declare(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> Any:
-    if not cls.__dict__.get("__doc__"):
-        raise TypeError(f"record {cls.__qualname__} has no docstring: say why it exists")
+    documented = bool(cls.__dict__.get("__doc__"))
+    if not documented:  # not "" either: dataclasses would call inspect.signature
+        cls.__doc__ = "record"
     for name in ("__setattr__", "__delattr__") if frozen else ():
         if name in cls.__dict__:
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
@@ -109,8 +127,10 @@ def _declare(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> Any:
         cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False,
                                     kw_only=kw_only, slots=slots)
     finally:
-        for p, f in zip(bases, was):
+        for p, f in zip(bases, was, strict=True):
             p.frozen = f
+    if not documented:
+        cls.__doc__ = _SIGNATURE_DOC
     params = cls.__dataclass_params__
     params.init = params.repr = params.eq = True
     params.frozen = frozen
@@ -220,7 +240,7 @@ def _getstate(cls: Any, names: tuple[str, ...]) -> Callable[[Any], list[Any]]:
 
 def _setstate(cls: Any, names: tuple[str, ...]) -> Callable[[Any, list[Any]], None]:
     def __setstate__(self: Any, state: list[Any]) -> None:
-        for name, value in zip(names, state):
+        for name, value in zip(names, state, strict=False):
             object.__setattr__(self, name, value)
 
     return __setstate__
@@ -269,7 +289,7 @@ def _init(cls: Any, flds: tuple[dataclasses.Field[Any], ...], frozen: bool) -> C
             took = (f"from {npos - with_defaults + 1} to {npos + 1}" if with_defaults else str(npos + 1))
             raise TypeError(f"{qual}() takes {took} positional argument{'' if took == '1' else 's'} "
                             f"but {len(args) + 1} were given")
-        given = dict(zip(pos_names, args))
+        given = dict(zip(pos_names, args, strict=False))
         for k, v in kwargs.items():
             if k not in accepted:
                 raise TypeError(f"{qual}() got an unexpected keyword argument {k!r}")

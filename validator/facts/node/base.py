@@ -14,18 +14,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
 from validator.facts.document import Fact, error, value
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
+from validator.values.records import record
 
 # domain:bus:device.function; Intel VMD domains have five hex digits (10000:e1:00.0)
 PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
-@dataclass
+@record
 class Context:
     """Where a probe reads from, and what earlier sources found."""
 

@@ -26,9 +26,10 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from validator.values.records import record
 
 MAX_BYTES = 64 * 1024 * 1024  # a kernel log file larger than this is refused, not read
 JOURNAL_TIMEOUT = 3.0
@@ -43,7 +44,7 @@ _SHORT = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) (.*)$")
 _KERNEL_TAG = re.compile(r"^kernel: (.*)$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Record:
     """One kernel log message and when it was logged (either clock may be unknown)."""
 
@@ -60,7 +61,7 @@ class Record:
         return "time unknown"
 
 
-@dataclass
+@record
 class Log:
     """Records read, where from, and how many lines had no recognisable shape."""
 

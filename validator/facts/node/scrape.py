@@ -28,11 +28,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.io.netfetch import DEFAULT_CAP, fetch
+from validator.values.records import record
 
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
@@ -62,7 +63,7 @@ USED_TOTAL = (("dcgm_fi_dev_fb_used", "dcgm_fi_dev_fb_total"), ("gpu_used_vram",
 _SHOWN = 5  # samples quoted in one message
 
 
-@dataclass
+@record
 class Exposition:
     """One scrape: every sample by (metric, labels), or the problem."""
 
@@ -74,7 +75,7 @@ class Exposition:
     families: int = 0
 
 
-@dataclass
+@record
 class Scrapes:
     fact: Fact
     names: dict[str, set[str]]  # url -> metric names (readable endpoints)

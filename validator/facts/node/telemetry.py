@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from validator.facts.document import Fact, error, items, value
 from validator.facts.node.base import Context, ReadError, read
+from validator.values.records import record
 
 NAME = "telemetry"
 FACTS = ("telemetry.exporters", "telemetry.families", "telemetry.scrapes")
@@ -46,7 +46,7 @@ DEFAULT_UID_MIN = 1000  # shadow-utils' default UID_MIN (login.defs)
 _CONTAINER = re.compile(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Process:
     pid: int
     exporter: str

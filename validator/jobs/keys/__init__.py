@@ -15,15 +15,17 @@ the chosen precision. Catalogues are loaded on first use (lint start-up stays fa
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from validator.values.records import record
+
 HERE = Path(__file__).resolve().parent
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Catalogue:
     framework: str
     package: str
