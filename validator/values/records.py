@@ -24,7 +24,8 @@ same class with none of that:
 ``typing.dataclass_transform`` tells type checkers that ``record`` makes dataclasses, so
 mypy synthesises ``__init__`` and checks every call. A record without a docstring gets
 the one ``dataclasses`` writes (``Name(signature)``), made when first read: dataclasses
-makes it at import with ``inspect.signature``, slow on a start path. tests/test_records.py rebuilds every record class of the package with plain
+makes it at import with ``inspect.signature``, slow on a start path.
+tests/test_records.py rebuilds every record class of the package with plain
 ``@dataclass`` and compares the two on instances.
 """
 
@@ -75,6 +76,38 @@ class _SignatureDoc:
 
 
 _SIGNATURE_DOC = _SignatureDoc()
+
+
+class _LazySignature(inspect.Signature):
+    """A generic ``__init__``'s signature (what ``inspect.signature`` of the class gives),
+    made when first read: building ``Parameter`` objects for every record at import would
+    cost more than declaring it. Its two slots are filled from ``build()`` on first use."""
+
+    __slots__ = ("_build",)
+
+    def __init__(self, *args: Any, build: Callable[[], inspect.Signature] | None = None, **kwargs: Any) -> None:
+        if build is None:  # made by Signature's own methods (replace): an ordinary one
+            super().__init__(*args, **kwargs)
+        self._build = build
+
+    def __getattr__(self, name: str) -> Any:  # an unset slot: _parameters, _return_annotation
+        if name not in ("_parameters", "_return_annotation"):
+            raise AttributeError(name)
+        build = self._build
+        if build is None:
+            raise AttributeError(name)
+        made = build()
+        self._parameters = made.parameters
+        self._return_annotation = made.return_annotation
+        return getattr(self, name)
+
+    def replace(self, **changes: Any) -> inspect.Signature:  # type: ignore[override]
+        # inspect.signature(cls) replaces: it gets an ordinary Signature
+        plain = inspect.Signature(list(self.parameters.values()), return_annotation=self.return_annotation)
+        return plain.replace(**changes)
+
+    def __repr__(self) -> str:
+        return f"<Signature {self}>"
 
 
 def declared() -> tuple[type, ...]:
@@ -313,13 +346,16 @@ def _init(cls: Any, flds: tuple[dataclasses.Field[Any], ...], frozen: bool) -> C
         if post_init:
             self.__post_init__()
 
-    P = inspect.Parameter
-    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [P("self", P.POSITIONAL_OR_KEYWORD)]
-        + [P(f.name, P.KEYWORD_ONLY if f.kw_only else P.POSITIONAL_OR_KEYWORD,
-             default=FACTORY if f.default_factory is not missing else f.default if f.default is not missing
-             else P.empty, annotation=f.type)
-           for f in positional + keyword],
-        return_annotation=None, __validate_parameters__=False)
+    def signature() -> inspect.Signature:
+        P = inspect.Parameter
+        return inspect.Signature(
+            [P("self", P.POSITIONAL_OR_KEYWORD)]
+            + [P(f.name, P.KEYWORD_ONLY if f.kw_only else P.POSITIONAL_OR_KEYWORD,
+                 default=FACTORY if f.default_factory is not missing else f.default if f.default is not missing
+                 else P.empty, annotation=f.type)
+               for f in positional + keyword],
+            return_annotation=None)
+
+    __init__.__signature__ = _LazySignature(build=signature)  # type: ignore[attr-defined]
     __init__.__annotations__ = {**{f.name: f.type for f in init_fields}, "return": None}
     return __init__
