@@ -1,0 +1,106 @@
+"""Start-up compiles no dataclass method: the start paths declare their classes with ``record``.
+
+``@dataclass`` compiles each generated method with its own ``exec`` at import (about a
+quarter of a millisecond each on the machine of issue 21, ~170 of them on ``check``'s
+path). validator/values/records.py declares the same classes without that
+(tests/test_records.py checks they are the same). Here each verb runs in a fresh
+interpreter with dataclasses' code generator counted: no class of validator may go
+through it, and ``check --format json`` (which imports no rich) runs none at all. No time
+is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
+JOB = ROOT / "tests" / "jobs" / "formats" / "hf"
+CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus", Path("/work/shared/corpus")) if p.is_dir()), ROOT / "no-corpus")
+
+# Count what dataclasses compiles (by the module of the class), run a verb in-process,
+# print the counts and the classes of validator made by plain @dataclass.
+_PROBE = """
+import collections, contextlib, dataclasses, io, json, sys
+compiled = collections.Counter()
+plain = []
+if hasattr(dataclasses, "_create_fn"):  # Python 3.10-3.12: one exec per method
+    original = dataclasses._create_fn
+    def counted(name, args, body, *, globals=None, **kw):
+        compiled[(globals or {}).get("__name__", "?")] += 1
+        return original(name, args, body, globals=globals, **kw)
+    dataclasses._create_fn = counted
+process = dataclasses._process_class
+def watched(cls, *args, **kw):
+    if cls.__module__.startswith("validator") and args[0]:  # init=True: a plain @dataclass
+        plain.append(cls.__module__ + "." + cls.__qualname__)
+    return process(cls, *args, **kw)
+dataclasses._process_class = watched
+from validator.entry import main
+out, code = io.StringIO(), 0
+try:
+    with contextlib.redirect_stdout(out):
+        main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "compiled": compiled, "plain": plain,
+                  "records": "validator.values.records" in sys.modules}))
+"""
+
+
+def _run(tmp_path: Path, *args: str) -> dict:
+    env = {**os.environ, "SPEC_CHECK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-c", _PROBE, *args]
+    subprocess.run(cmd, env=env, capture_output=True, check=False, timeout=120)  # fills the pack cache
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(r.stdout.strip().splitlines()[-1])
+    assert data["code"] in (0, 1), (args, data, r.stderr[-2000:])
+    return data
+
+
+def _ours(compiled: dict[str, int]) -> dict[str, int]:
+    return {m: n for m, n in compiled.items() if m.startswith("validator")}
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 13), reason="3.13 compiles a class's methods with one exec")
+def test_check_as_json_compiles_no_dataclass_method(tmp_path: Path) -> None:
+    data = _run(tmp_path, "check", "--facts", str(FACTS), "--format", "json")
+    assert data["records"]  # it declared records
+    assert data["plain"] == []
+    assert data["compiled"] == {}
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "--facts", str(FACTS)),
+    ("check",),  # this machine probed
+    ("--help",),
+], ids=["check", "check-probed", "help"])
+def test_check_and_help_declare_no_class_with_dataclass(tmp_path: Path, args: tuple[str, ...]) -> None:
+    data = _run(tmp_path, *args)
+    assert data["plain"] == []
+    assert _ours(data["compiled"]) == {}
+
+
+def _lint_inputs() -> list[Path]:
+    files = [next(p for p in sorted(JOB.glob("*.yaml")))]
+    if CORPUS.is_dir():  # a real config of each kind lint reads
+        for pattern in ("deepspeed_json/*.json", "*/*.sh", "*/*.toml", "*/*.yaml"):
+            found = sorted(CORPUS.glob(pattern))
+            if found:
+                files.append(found[0])
+    return files
+
+
+@pytest.mark.parametrize("path", _lint_inputs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("fmt", ["terminal", "json"])
+def test_lint_of_one_file_declares_no_class_with_dataclass(tmp_path: Path, path: Path, fmt: str) -> None:
+    data = _run(tmp_path, "lint", "--format", fmt, str(path))
+    assert data["plain"] == []
+    assert _ours(data["compiled"]) == {}
