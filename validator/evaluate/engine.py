@@ -57,6 +57,14 @@ class _Resolved:
     label: str = ""  # what it is: a fact's label, or a formula's inputs in words
     note: str = ""  # where a value came from when that matters ("--set gpu_count=1024 wins over ...")
 
+    # written out: one per value a rule compares with (validator/values/records.py)
+    def __init__(self, value: JSONValue, text: str, shown: str = "", label: str = "", note: str = "") -> None:
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "shown", shown)
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "note", note)
+
 
 def _noun(ctx: Context, p: ParamValue) -> str:
     """A parameter that is unset, in words ("the time per step")."""

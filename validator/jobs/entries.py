@@ -26,6 +26,20 @@ class Entry:
     layer: float = 0.0  # Hydra composition order of the file it came from (hydra.py)
     key: str | None = None  # a framework default: its row in validator/jobs/defaults.py
 
+    # written out: one per key of a config (validator/values/records.py)
+    def __init__(self, value: Any, file: str | None, line: int | None, source: str, default: bool = False,
+                 error: str | None = None, override: bool = False, layer: float = 0.0,
+                 key: str | None = None) -> None:
+        self.value = value
+        self.file = file
+        self.line = line
+        self.source = source
+        self.default = default
+        self.error = error
+        self.override = override
+        self.layer = layer
+        self.key = key
+
     def origin(self) -> str:
         """The source as outputs show it: a framework default names its framework, the
         version and source file it was read in (``defaults.origin``)."""

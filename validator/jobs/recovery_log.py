@@ -96,6 +96,18 @@ class Event:
     restart: bool = False  # a restart marker, not a step
     timed: bool = True  # False: an untimed failure line, placed at the last timed line before it
 
+    # written out: one per line of a run's log (validator/values/records.py)
+    def __init__(self, time: datetime, file: str, line: int, text: str, failure: bool, step: int | None = None,
+                 restart: bool = False, timed: bool = True) -> None:
+        object.__setattr__(self, "time", time)
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "failure", failure)
+        object.__setattr__(self, "step", step)
+        object.__setattr__(self, "restart", restart)
+        object.__setattr__(self, "timed", timed)
+
 
 def read_log(path: Path) -> str:
     """The log's text: a regular file of UTF-8 text, at most MAX_LOG_BYTES (the same bounded

@@ -54,6 +54,11 @@ class Word:
     text: str
     line: int
 
+    # written out: one per word of a script (validator/values/records.py)
+    def __init__(self, text: str, line: int) -> None:
+        self.text = text
+        self.line = line
+
 
 @record
 class Heredoc:

@@ -49,6 +49,12 @@ class Cell:
     conformant: bool
     findings: tuple[Finding, ...]
 
+    # written out: one per subject and requirement (validator/values/records.py)
+    def __init__(self, outcome: str, conformant: bool, findings: tuple[Finding, ...]) -> None:
+        object.__setattr__(self, "outcome", outcome)
+        object.__setattr__(self, "conformant", conformant)
+        object.__setattr__(self, "findings", findings)
+
 
 def requirement_ids(report: Report) -> list[str]:
     """Requirements in catalogue order, then any only the findings name."""

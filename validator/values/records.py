@@ -64,14 +64,12 @@ FACTORY = _Factory()
 
 class _SignatureDoc:
     """The docstring of a record whose class has none: ``Name(signature)``, as dataclasses
-    writes it, made when first read rather than at import (``inspect.signature`` of a
-    class is slow; pydantic's JSON Schema reads it and leaves such a docstring out)."""
+    writes it from its generated ``__init__``, made when first read rather than at import
+    (``inspect.signature`` of a class is slow; pydantic's JSON Schema leaves such a
+    docstring out)."""
 
     def __get__(self, obj: Any, owner: Any) -> str:
-        try:
-            text = str(inspect.signature(owner)).replace(" -> None", "")
-        except (TypeError, ValueError):
-            text = ""
+        text = str(_signature(owner, with_self=False)).replace(" -> None", "")
         return owner.__name__ + text
 
 
@@ -346,16 +344,19 @@ def _init(cls: Any, flds: tuple[dataclasses.Field[Any], ...], frozen: bool) -> C
         if post_init:
             self.__post_init__()
 
-    def signature() -> inspect.Signature:
-        P = inspect.Parameter
-        return inspect.Signature(
-            [P("self", P.POSITIONAL_OR_KEYWORD)]
-            + [P(f.name, P.KEYWORD_ONLY if f.kw_only else P.POSITIONAL_OR_KEYWORD,
-                 default=FACTORY if f.default_factory is not missing else f.default if f.default is not missing
-                 else P.empty, annotation=f.type)
-               for f in positional + keyword],
-            return_annotation=None)
-
-    __init__.__signature__ = _LazySignature(build=signature)  # type: ignore[attr-defined]
+    __init__.__signature__ = _LazySignature(build=lambda: _signature(cls, with_self=True))  # type: ignore[attr-defined]
     __init__.__annotations__ = {**{f.name: f.type for f in init_fields}, "return": None}
     return __init__
+
+
+def _signature(cls: Any, *, with_self: bool) -> inspect.Signature:
+    """The signature of the ``__init__`` dataclasses would generate for ``cls``."""
+    P = inspect.Parameter
+    init = [f for f in dataclasses.fields(cls) if f.init]
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)] if with_self else []
+    for f in [f for f in init if not f.kw_only] + [f for f in init if f.kw_only]:
+        default = (FACTORY if f.default_factory is not dataclasses.MISSING
+                   else P.empty if f.default is dataclasses.MISSING else f.default)
+        params.append(P(f.name, P.KEYWORD_ONLY if f.kw_only else P.POSITIONAL_OR_KEYWORD,
+                        default=default, annotation=f.type))
+    return inspect.Signature(params, return_annotation=None)

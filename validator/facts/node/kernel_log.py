@@ -53,6 +53,14 @@ class Record:
     wall: datetime | None = None
     line: int = 0  # 1-based line in a file (0: a live record)
 
+    # written out: one per line of a kernel log (validator/values/records.py)
+    def __init__(self, message: str, since_boot: float | None = None, wall: datetime | None = None,
+                 line: int = 0) -> None:
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "since_boot", since_boot)
+        object.__setattr__(self, "wall", wall)
+        object.__setattr__(self, "line", line)
+
     def when(self) -> str:
         if self.since_boot is not None:
             return f"{self.since_boot:.6f} s after boot"
