@@ -303,44 +303,68 @@ def _init(cls: Any, flds: tuple[dataclasses.Field[Any], ...], frozen: bool) -> C
     pos_names = tuple(f.name for f in positional)
     accepted = frozenset(f.name for f in init_fields)
     npos = len(pos_names)
-    # per field, in field order: (name, taken from the call, default, factory)
-    plan = tuple((f.name, f.init, f.default, f.default_factory) for f in flds)
     required_pos = [f.name for f in positional
                     if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
     required_kw = [f.name for f in keyword
                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
     put = object.__setattr__ if frozen else setattr
     post_init = hasattr(cls, "__post_init__")
-    qual = f"{cls.__qualname__}.__init__"
     missing = dataclasses.MISSING
+    qual = f"{cls.__qualname__}.__init__"
     with_defaults = npos - len(required_pos)
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    def refuse(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """The TypeError a generated __init__ raises for this call."""
         if len(args) > npos:
             took = (f"from {npos - with_defaults + 1} to {npos + 1}" if with_defaults else str(npos + 1))
             raise TypeError(f"{qual}() takes {took} positional argument{'' if took == '1' else 's'} "
                             f"but {len(args) + 1} were given")
         given = dict(zip(pos_names, args, strict=False))
-        for k, v in kwargs.items():
+        for k in kwargs:
             if k not in accepted:
                 raise TypeError(f"{qual}() got an unexpected keyword argument {k!r}")
             if k in given:
                 raise TypeError(f"{qual}() got multiple values for argument {k!r}")
-            given[k] = v
-        if len(given) < len(accepted):
-            lacking = [n for n in required_pos if n not in given]
-            if lacking:
-                raise TypeError(f"{qual}() {_plural('positional', lacking)}")
-            lacking = [n for n in required_kw if n not in given]
-            if lacking:
-                raise TypeError(f"{qual}() {_plural('keyword-only', lacking)}")
-        for name, taken, default, factory in plan:
-            if taken and name in given:
-                put(self, name, given[name])
-            elif factory is not missing:
-                put(self, name, factory())
-            elif default is not missing:
-                put(self, name, default)
+            given[k] = None
+        lacking = [n for n in required_pos if n not in given]
+        if lacking:
+            raise TypeError(f"{qual}() {_plural('positional', lacking)}")
+        lacking = [n for n in required_kw if n not in given]
+        raise TypeError(f"{qual}() {_plural('keyword-only', lacking)}")
+
+    # the call binds into a copy of ``template`` (every field set, in field order, with its
+    # default; a required one's value is always given), then default factories run for the
+    # fields not given: set operations in C instead of a loop over the fields
+    template = {f.name: None if f.default is missing else f.default for f in flds
+                if f.init or f.default is not missing or f.default_factory is not missing}
+    position = {name: i for i, name in enumerate(pos_names)}
+    factories = tuple((f.name, f.default_factory, position.get(f.name, npos) if f.init else -1)
+                      for f in flds if f.default_factory is not missing)
+    # per number of positional arguments: the required names still to come by keyword,
+    # and the names already given by position
+    still_required = tuple(frozenset(required_pos[n:] + required_kw) if n <= len(required_pos)
+                           else frozenset(required_kw) for n in range(npos + 1))
+    by_position = tuple(frozenset(pos_names[:n]) for n in range(npos + 1))
+    slotted = "__slots__" in cls.__dict__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        n = len(args)
+        keys = kwargs.keys()
+        if n > npos or not (keys <= accepted and still_required[n] <= keys and by_position[n].isdisjoint(keys)):
+            refuse(args, kwargs)
+        values = template.copy()
+        if n:
+            values.update(zip(pos_names, args, strict=False))
+        if kwargs:
+            values.update(kwargs)
+        for name, factory, at in factories:
+            if at < 0 or (at >= n and name not in keys):
+                values[name] = factory()
+        if slotted:
+            for name, value in values.items():
+                put(self, name, value)
+        else:
+            self.__dict__.update(values)
         if post_init:
             self.__post_init__()
 
