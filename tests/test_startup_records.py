@@ -50,7 +50,8 @@ try:
 except SystemExit as exc:
     code = exc.code
 print(json.dumps({"code": code, "compiled": compiled, "plain": plain,
-                  "records": "validator.values.records" in sys.modules}))
+                  "records": "validator.values.records" in sys.modules,
+                  "verb_options": "validator.api.verb_options" in sys.modules}))
 """
 
 
@@ -75,6 +76,7 @@ def test_check_as_json_compiles_no_dataclass_method(tmp_path: Path) -> None:
     assert data["records"]  # it declared records
     assert data["plain"] == []
     assert data["compiled"] == {}
+    assert not data["verb_options"]  # the options of health, lint and cluster are not built
 
 
 @pytest.mark.parametrize("args", [
@@ -86,6 +88,7 @@ def test_check_and_help_declare_no_class_with_dataclass(tmp_path: Path, args: tu
     data = _run(tmp_path, *args)
     assert data["plain"] == []
     assert _ours(data["compiled"]) == {}
+    assert not data["verb_options"]
 
 
 def _lint_inputs() -> list[Path]:
@@ -104,3 +107,24 @@ def test_lint_of_one_file_declares_no_class_with_dataclass(tmp_path: Path, path:
     data = _run(tmp_path, "lint", "--format", fmt, str(path))
     assert data["plain"] == []
     assert _ours(data["compiled"]) == {}
+
+
+def test_the_options_of_other_verbs_are_importable_where_they_were() -> None:
+    """check does not build them (above), yet every name validator.api exports, and every
+    options class validator.api.options had, imports as before, as the same object."""
+    code = """
+import sys, validator.api as api, validator.api.options as options
+assert "validator.api.verb_options" not in sys.modules
+names = sorted(api.__all__)
+got = {n: getattr(api, n) for n in names}
+from validator.api.options import ClusterOptions, HealthOptions, LintOptions, ReplayOptions
+from validator.api import verb_options
+for cls in (ClusterOptions, HealthOptions, LintOptions, ReplayOptions):
+    assert getattr(api, cls.__name__) is cls is getattr(verb_options, cls.__name__) is getattr(options, cls.__name__)
+    assert cls().report == options.ReportOptions() if cls is not HealthOptions else cls("n").report == options.ReportOptions()
+print(len(names), sorted(dir(api)) == names)
+"""
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["20", "True"]

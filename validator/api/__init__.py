@@ -20,7 +20,8 @@ The public surface::
     outcome.exit_code   # 0 conformant, 1 not (the README's exit codes); a fleet: 2 when interrupted
     outcome.notes       # one-line remarks on the inputs (older recordings, the baseline)
 
-Options (frozen dataclasses, ``validator.api.options``): ``ReportOptions`` (spec version,
+Options (frozen records, ``validator.api.options``; the other verbs' in
+``validator.api.verb_options``, loaded on first use): ``ReportOptions`` (spec version,
 profile, ``--set``, rule pack, select/ignore, waivers, baseline, fail_on), held by each of
 ``CheckOptions``, ``HealthOptions``, ``LintOptions``, ``ClusterOptions`` (a live fleet run) and
 ``ReplayOptions`` (a fleet's saved facts). Results (``validator.api.outcome``): ``Outcome``
@@ -38,21 +39,23 @@ and ``check`` never loads the fleet machinery.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from validator.api.options import (
-    CheckOptions,
-    ClusterOptions,
-    HealthOptions,
-    LintOptions,
-    OptionsError,
-    ReplayOptions,
-    ReportOptions,
-)
+from validator.api.options import CheckOptions, OptionsError, ReportOptions
 from validator.api.outcome import FleetOutcome, Outcome, exit_code
+
+if TYPE_CHECKING:
+    from validator.api.verb_options import ClusterOptions as ClusterOptions
+    from validator.api.verb_options import HealthOptions as HealthOptions
+    from validator.api.verb_options import LintOptions as LintOptions
+    from validator.api.verb_options import ReplayOptions as ReplayOptions
 
 # name -> the module of validator.api that defines it (imported when first asked for)
 _LAZY = {
+    "HealthOptions": "verb_options",
+    "LintOptions": "verb_options",
+    "ClusterOptions": "verb_options",
+    "ReplayOptions": "verb_options",
     "Built": "steps",
     "build": "steps",
     "evaluate_documents": "steps",
@@ -67,13 +70,9 @@ _LAZY = {
 
 __all__ = [
     "CheckOptions",
-    "ClusterOptions",
     "FleetOutcome",
-    "HealthOptions",
-    "LintOptions",
     "OptionsError",
     "Outcome",
-    "ReplayOptions",
     "ReportOptions",
     "exit_code",
     *_LAZY,

@@ -7,18 +7,27 @@ options every report shares (spec, parameters, rule pack, selection, waivers, ba
 ``--fail-on``) are one ``ReportOptions`` held by each. Rendering (format, output file,
 ``--show``) is not here: it is the caller's business (``validator/cli`` renders).
 
-Nothing heavy is imported here: this module is on the ``check``/``lint`` start-up path.
+Nothing heavy is imported here: this module is on the ``check``/``lint`` start-up path,
+and the options of the verbs other than ``check`` (``health``, ``lint``, ``cluster``) are
+declared in ``verb_options.py``, imported when first asked for (from here or from there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from validator.errors import SpecCheckError
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    # re-exported (mypy sees the classes; at run time __getattr__ below loads them)
+    from validator.api.verb_options import ClusterOptions as ClusterOptions
+    from validator.api.verb_options import HealthOptions as HealthOptions
+    from validator.api.verb_options import LintOptions as LintOptions
+    from validator.api.verb_options import ReplayOptions as ReplayOptions
 
 DEFAULT_SPEC_VERSION = "1.0"
 # the measurements a live fleet run knows, and those it runs when none are named
@@ -66,70 +75,14 @@ class CheckOptions:
     scrape_timeout: float = DEFAULT_DEADLINE_S
 
 
-@record(frozen=True)
-class HealthOptions:
-    """``health``: this node judged for a health check (``node``: the node a verdict acts
-    on, which ``facts``, when given, must be the recording of), probed otherwise."""
-
-    node: str
-    report: ReportOptions = field(default_factory=ReportOptions)
-    facts: Path | None = None
-    sysfs: Path = Path("/sys")
-    procfs: Path = Path("/proc")
-    rootfs: Path = Path("/")
-    nvml: bool | None = None
+# the other verbs' options live in verb_options.py: ``check`` builds only the two above.
+# They are importable from here as before (``from validator.api.options import LintOptions``).
+_ELSEWHERE = ("HealthOptions", "LintOptions", "ClusterOptions", "ReplayOptions")
 
 
-@record(frozen=True)
-class LintOptions:
-    """``lint``: job config PATHs (a file is a job, a folder one job per entry point),
-    ``whole`` folders read as one job each, and the job judged against its nodes and runs."""
+def __getattr__(name: str) -> Any:
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module 'validator.api.options' has no attribute {name!r}")
+    from validator.api import verb_options
 
-    report: ReportOptions = field(default_factory=ReportOptions)
-    paths: tuple[Path, ...] = ()
-    kind: str | None = None  # force every file's format
-    ignore_unknown: bool = False
-    jobs_of_files: bool = False
-    recovery_logs: tuple[Path, ...] = ()
-    whole: tuple[Path, ...] = ()
-    runs: tuple[Path, ...] = ()
-    nodes: tuple[Path, ...] = ()
-
-
-@record(frozen=True)
-class ClusterOptions:
-    """A live fleet run: probe ``hosts`` over ``transport``, optionally measure the fabric.
-    ``fabric``: host -> (address on the training fabric, where that came from)."""
-
-    report: ReportOptions = field(default_factory=ReportOptions)
-    hosts: tuple[str, ...] = ()
-    transport: str = "ssh"
-    remote_command: str | None = None  # default: the transport's (spec-check, or this Python)
-    ssh_config: Path | None = None
-    connect_timeout: int = 10
-    host_timeout: float = 120.0
-    parallel: int = 32
-    slurm_args: tuple[str, ...] = ()
-    measure: bool = False
-    pairs: str = "ring"
-    tools: tuple[str, ...] = DEFAULT_TOOLS
-    measure_seconds: int = 5
-    iperf_port: int = 5201
-    fabric: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    fabric_interface: str | None = None
-    scrape_port: int | None = None
-    scrape_interval: float = SCRAPE_INTERVAL_S
-    cluster_name: str = "cluster"
-    save_facts: Path | None = None
-    passes: str = "auto"  # "itemize", "fold", or "auto" (fold above fleet.FOLD_ABOVE hosts)
-
-
-@record(frozen=True)
-class ReplayOptions:
-    """A fleet replayed from saved facts: a ``--save-facts`` directory, node facts files
-    and/or a cluster facts file."""
-
-    report: ReportOptions = field(default_factory=ReportOptions)
-    facts: tuple[Path, ...] = ()
-    cluster_name: str = "cluster"
-    passes: str = "auto"
+    return getattr(verb_options, name)
