@@ -54,7 +54,10 @@ def _run(cmd: list[str]) -> tuple[float, float]:
         cmd = cmd[2:]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+    # run outside any checkout: ``python -m`` puts the working directory first on sys.path, so
+    # from a checkout's root every command (the --before ones too) would run that checkout
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env,
+                   cwd=tempfile.gettempdir())
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -62,7 +65,7 @@ def _run(cmd: list[str]) -> tuple[float, float]:
 
 def _one_file(given: Path | None) -> Path | None:
     if given is not None:
-        return given
+        return given.resolve()
     if CORPUS is None:
         return None
     return next(iter(sorted(CORPUS.rglob("*.json"))), None)
