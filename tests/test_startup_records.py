@@ -128,3 +128,46 @@ print(len(names), sorted(dir(api)) == names)
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["20", "True"]
+
+
+# ---- the same output as with @dataclass, byte for byte, on real inputs ------------------------
+
+_AS_DATACLASSES = """
+import dataclasses, sys
+import validator.values.records as records
+def record(cls=None, /, *, frozen=False, kw_only=False, slots=False):
+    def wrap(c):
+        return dataclasses.dataclass(c, frozen=frozen, kw_only=kw_only, slots=slots)
+    return wrap if cls is None else wrap(cls)
+records.record = record  # before any module declares its classes
+from validator.entry import main
+main(sys.argv[1:])
+"""
+_AS_RECORDS = "import sys\nfrom validator.entry import main\nmain(sys.argv[1:])\n"
+RECORDING = Path("/work/shared/recordings/h200-node/facts.json")
+
+
+def _real_inputs() -> list[tuple[str, ...]]:
+    cases: list[tuple[str, ...]] = [("check", "--facts", str(FACTS), "--format", "json"),
+                                    ("check", "--facts", str(FACTS)),
+                                    ("lint", "--format", "json", str(_lint_inputs()[0]))]
+    if RECORDING.is_file():  # a real H200's facts
+        cases += [("check", "--facts", str(RECORDING), "--format", fmt) for fmt in ("json", "terminal", "sarif")]
+    cases += [("lint", "--format", fmt, str(p)) for p in _lint_inputs()[1:] for fmt in ("json", "terminal")]
+    return cases
+
+
+@pytest.mark.parametrize("args", _real_inputs(), ids=lambda a: "-".join(Path(x).name for x in a))
+def test_the_output_is_the_bytes_dataclasses_gave(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Every record of validator declared by plain @dataclass instead (records.record swapped
+    before any import), then the same verb on the same real input: the same bytes and exit."""
+    outs = []
+    for n, code in enumerate((_AS_DATACLASSES, _AS_RECORDS)):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "SOURCE_DATE_EPOCH": "1700000000", "COLUMNS": "100",
+               "SPEC_CHECK_CACHE_DIR": str(tmp_path / f"cache{n}")}
+        r = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=ROOT, capture_output=True,
+                           timeout=180, check=False)
+        outs.append((r.returncode, r.stdout, r.stderr))
+    assert outs[0][0] in (0, 1), outs[0][2][-2000:]
+    assert len(outs[0][1]) > 200
+    assert outs[1] == outs[0]
