@@ -7,9 +7,11 @@ options every report shares (spec, parameters, rule pack, selection, waivers, ba
 ``--fail-on``) are one ``ReportOptions`` held by each. Rendering (format, output file,
 ``--show``) is not here: it is the caller's business (``validator/cli`` renders).
 
-Nothing heavy is imported here: this module is on the ``check``/``lint`` start-up path,
-and the options of the verbs other than ``check`` (``health``, ``lint``, ``cluster``) are
-declared in ``verb_options.py``, imported when first asked for (from here or from there).
+Nothing heavy is imported here: this module is on the ``check``/``lint`` start-up path.
+It declares ``CheckOptions``; ``ReportOptions`` (and ``OptionsError``) are declared in
+``report_options.py``, the options of the verbs other than ``check`` (``health``, ``lint``,
+``cluster``) in ``verb_options.py``, imported when first asked for. Every name imports from
+here as well.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from validator.errors import SpecCheckError
+from validator.api.report_options import DEFAULT_SPEC_VERSION as DEFAULT_SPEC_VERSION
+from validator.api.report_options import DEFAULT_TOOLS as DEFAULT_TOOLS
+from validator.api.report_options import KNOWN_TOOLS as KNOWN_TOOLS
+from validator.api.report_options import OptionsError as OptionsError
+from validator.api.report_options import ReportOptions
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 from validator.values.records import record
 
@@ -28,34 +34,6 @@ if TYPE_CHECKING:
     from validator.api.verb_options import HealthOptions as HealthOptions
     from validator.api.verb_options import LintOptions as LintOptions
     from validator.api.verb_options import ReplayOptions as ReplayOptions
-
-DEFAULT_SPEC_VERSION = "1.0"
-# the measurements a live fleet run knows, and those it runs when none are named
-KNOWN_TOOLS = ("ping", "iperf3", "ib_write_bw", "ib_write_lat", "nccl")
-DEFAULT_TOOLS = KNOWN_TOOLS
-
-
-class OptionsError(SpecCheckError):
-    """Options that cannot go together (``--facts`` with ``--kernel-log``): the CLI shows
-    it as a usage error of the verb; an outside caller catches it as a SpecCheckError."""
-
-
-@record(frozen=True)
-class ReportOptions:
-    """What every report shares: the spec and its parameters, the rule pack, which rules
-    run, waivers, a baseline and the ``fail_on`` level of the exit code."""
-
-    spec_version: str = DEFAULT_SPEC_VERSION
-    profile: Path | None = None  # YAML file overriding spec parameters
-    sets: tuple[str, ...] = ()  # KEY=VALUE parameter overrides
-    select: tuple[str, ...] = ()  # rule or requirement ID prefixes (already split on commas)
-    ignore: tuple[str, ...] = ()
-    fail_on: str = "fail"  # "fail", or "warn": a warn (or error) is not conformant too
-    waivers: Path | None = None
-    rules: Path | None = None  # a custom rule pack directory instead of the bundled one
-    rules_version: str | None = None  # a bundled pack by version
-    baseline: Path | None = None  # a saved JSON result: only new problems count
-
 
 @record(frozen=True)
 class CheckOptions:

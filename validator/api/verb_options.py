@@ -4,7 +4,8 @@ live (``cluster``) or replayed.
 Why a module of their own: ``validator/api/options.py`` is on ``check``'s start-up path,
 and ``check`` has no use for these classes. They are still importable from there
 (``from validator.api.options import LintOptions``, or ``from validator.api import
-LintOptions``): either loads this module on first use.
+LintOptions``): either loads this module on first use. It imports ``report_options.py``,
+not ``options.py``, which loads it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
 
-from validator.api.options import DEFAULT_TOOLS, ReportOptions
+from validator.api.report_options import DEFAULT_TOOLS, ReportOptions
 from validator.io.scrape_defaults import SCRAPE_INTERVAL_S
 from validator.values.records import record
 
