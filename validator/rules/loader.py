@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError
@@ -36,6 +36,9 @@ from validator.rules.rulemodel import (
 from validator.rules.spec import FactInfo, Spec
 from validator.values.units import parse_quantity
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
            "load_pack", "pack_dir_for", "pack_versions"]
 # The rule format itself (Rule, Check, ... RulePack) is validator/rules/rulemodel.py; these names
@@ -54,7 +57,7 @@ def _validate(model: str, data: Any, path: Path) -> Any:
     return validation_models.validate(model, data, str(path), RuleFileError)
 
 
-def _index(root: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+def _index(root: Path) -> tuple[Path, dict[str, JSONValue], dict[str, JSONValue]]:
     """``rules/index.yaml``: ``versions`` (spec version -> the pack a run uses by default)
     and ``packs`` (pack version -> directory: every bundled pack, for --rules-version)."""
     index_path = root / "index.yaml"
@@ -324,7 +327,7 @@ def _quantity(value: Any, loc: tuple[Any, ...]) -> Any:
         raise _Problem(exc.problem, loc) from None
 
 
-def _check_refs_only(value: dict[str, Any], spec: Spec, catalogue: dict[str, FactInfo],
+def _check_refs_only(value: dict[str, JSONValue], spec: Spec, catalogue: dict[str, FactInfo],
                      fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
     if "param" in value and value["param"] not in spec.parameters:
         raise _Problem(f'unknown parameter "{value["param"]}"', loc)
