@@ -423,8 +423,12 @@ def _marker_kind(syntax: str, data: dict[str, Any]) -> str | None:
     scoring). A syntax other than JSON or TOML is tried against YAML's markers."""
     keys = set(data)
     for kind, clauses in _markers(syntax if syntax in ("json", "toml") else "yaml"):
-        if any(all(atom(keys, data) for atom in clause) for clause in clauses):
-            return kind
+        for clause in clauses:  # loops, not any(all(...)): this runs on every file linted
+            for atom in clause:
+                if not atom(keys, data):
+                    break
+            else:
+                return kind
     return None
 
 
@@ -461,6 +465,8 @@ def _atom(text: str) -> Atom:
         test = lambda keys, data: data.get(key) == value  # noqa: E731
     elif body.endswith("{}"):
         key = body[:-2]
+        if negate:  # the common atoms negated in one call, not two
+            return lambda keys, data: not isinstance(data.get(key), dict)
         test = lambda keys, data: isinstance(data.get(key), dict)  # noqa: E731
     elif "." in body:
         key, _, names = body.partition(".")
@@ -472,6 +478,8 @@ def _atom(text: str) -> Atom:
             test = lambda keys, data: isinstance(data.get(key), dict) and not inner.isdisjoint(data[key])  # noqa: E731
     else:
         names_ = frozenset(body.split("|"))
+        if negate:
+            return lambda keys, data: names_.isdisjoint(keys)
         test = lambda keys, data: not names_.isdisjoint(keys)  # noqa: E731
     if negate:
         return lambda keys, data: not test(keys, data)
