@@ -14,7 +14,6 @@ the passes and skips fold (``validator.cluster.fleet``); a small one is itemized
 
 from __future__ import annotations
 
-import multiprocessing.pool
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,6 +25,8 @@ from validator.lazy import Made
 from validator.rules.rulemodel import Scope
 
 if TYPE_CHECKING:
+    import multiprocessing.pool
+
     from validator.api.options import ReportOptions
     from validator.api.steps import Built
     from validator.cluster.fleet import ChunkFolds, FleetEvaluator, TraceStep
