@@ -35,7 +35,7 @@ BUDGET = {
     "evaluate": 19,
     "facts": 75,
     "io": 41,
-    "jobs": 157,
+    "jobs": 155,
     "renderers": 62,
     "values": 12,
 }

@@ -150,3 +150,9 @@ def test_a_registered_formats_marker_is_tried_in_its_rank() -> None:
 ])
 def test_each_atom(atom: str, data: dict[str, Any], want: bool) -> None:
     assert detect._atom(atom)(set(data), data) is want
+
+
+@pytest.mark.parametrize("atom", ["!", "a~zz", "a~:5", "~zz:n"])
+def test_a_malformed_atom_is_refused_naming_it(atom: str) -> None:
+    with pytest.raises(ValueError, match="marker atom"):
+        detect._atom(atom)

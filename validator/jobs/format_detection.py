@@ -21,9 +21,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from validator.jobs import registry
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 # the formats spec-check reads (``--kind``), from the registry: read on each use, so a
 # format registered later is offered too
@@ -432,7 +435,8 @@ def _marker_kind(syntax: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-Atom = Callable[[set[Any], dict[str, Any]], bool]
+# a marker's atom made a test of (a file's top-level keys, the file's parsed mapping)
+Atom: TypeAlias = "Callable[[set[str], dict[str, JSONValue]], bool]"
 _COMPILED: dict[str, tuple[object, tuple[tuple[str, tuple[tuple[Atom, ...], ...]], ...]]] = {}
 
 
@@ -452,9 +456,13 @@ def _atom(text: str) -> Atom:
     negate = text.startswith("!")
     body = text[1:] if negate else text
     test: Atom
+    if not body:
+        raise ValueError(f'marker atom "{text}": no key (registry.Marker says what an atom is)')
     if "~" in body:
         key, _, rest = body.partition("~")
         needle, _, limit = rest.rpartition(":")
+        if not (needle and limit.isdigit()):
+            raise ValueError(f'marker atom "{text}": write KEY~TEXT:N (or ~TEXT:N for the whole file)')
         n = int(limit)
         if key:
             test = lambda keys, data: needle in str(data.get(key))[:n]  # noqa: E731
