@@ -4,8 +4,9 @@ that used to be a table keyed by format name derived from them.
 A format is one :class:`Format` line in ``FORMATS``: its name (the ``--kind``), what
 users call it, the reader that reads it (``module:function`` under validator.jobs), the
 syntax ``--kind`` reads it in, its key catalogue (``validator/jobs/keys/<name>.json``)
-and the syntaxes detection scores files against it in, the decisive evidence only it
-leaves (``evidence.py``), where its framework defaults were read (``defaults.py``), the
+and the syntaxes detection scores files against it in, the markers that name it before
+the evidence is weighed (``format_detection.py``), the decisive evidence only it leaves
+(``evidence.py``), where its framework defaults were read (``defaults.py``), the
 metric settings that emit each metric family (``metrics.py``) and its collective timeout
 (``failure_detection.py``). Detection (``format_detection.py``), dispatch
 (``validator.jobs.read_job``), the ``--kind`` choices, the defaults labels and the metrics
