@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # types only: rich and the API are not imported at run time h
     from validator.api.steps import Built
     from validator.cluster.plan import Round
     from validator.cluster.proc import Registry
-    from validator.cluster.result import Outcome, Output
+    from validator.cluster.result import Outcome, Output, RunState
     from validator.cluster.transports import Transport
     from validator.report.model import JSONValue
 
@@ -102,7 +102,7 @@ def interrupt(registry: Registry) -> Handler:
         raise KeyboardInterrupt(registry.why)
 
     return handler
-def defer(state: dict[str, JSONValue]) -> Handler:
+def defer(state: RunState | dict[str, bool]) -> Handler:
     """A handler that marks ``state`` interrupted (exit 2) and lets the work finish."""
 
     def handler(_signum: int, _frame: FrameType | None) -> None:
@@ -182,7 +182,7 @@ def run(built: Built, opts: ReportOptions, hosts: list[str], plan: LivePlan, out
         slurm_args=plan.slurm_args,
     )
     registry = proc.Registry()
-    late: dict[str, JSONValue] = {}
+    late: dict[str, bool] = {}
     try:
         with on_signals(interrupt(registry)):
             state = collect(engine, hosts, registry, plan)
@@ -195,7 +195,7 @@ def run(built: Built, opts: ReportOptions, hosts: list[str], plan: LivePlan, out
         return write_result(built, opts, state, plan.transport, plan.save_facts, out)
 
 
-def collect(engine: Transport, hosts: list[str], registry: Registry, plan: LivePlan) -> dict[str, JSONValue]:
+def collect(engine: Transport, hosts: list[str], registry: Registry, plan: LivePlan) -> RunState:
     """Probe, then measure; Ctrl-C (or SIGTERM/SIGHUP) in either phase keeps what was
     gathered, and what was planned but not measured becomes an "interrupted" error."""
     from validator import __version__

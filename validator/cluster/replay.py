@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from validator.api.options import ReportOptions
     from validator.api.steps import Built
     from validator.cluster.fleet import ChunkFolds, FleetEvaluator, TraceStep
-    from validator.cluster.result import Outcome, Output
+    from validator.cluster.result import Outcome, Output, RunState
     from validator.cluster.rows import HostRecord
     from validator.report.model import JSONValue
 
@@ -178,7 +178,7 @@ def replay_facts(
         from validator.cluster.saved import check_fleet
 
         check_fleet(cluster_doc["subject"]["name"], hosts, cluster_file)
-    state = {
+    state: RunState = {
         "hosts": hosts,
         "docs": nodes,
         "failures": failures,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
 
 from validator.rules.rulemodel import Scope
 
@@ -24,6 +24,22 @@ if TYPE_CHECKING:  # types only: the API above makes them (no import at run time
     from validator.cluster.fleet import FleetEvaluator
     from validator.cluster.rows import HostSubjects
     from validator.report.model import Finding, JSONValue, Report, Subject
+
+    class _Gathered(TypedDict):
+        hosts: Sequence[str]  # every host asked for, in order
+        docs: dict[str, dict[str, JSONValue]]  # host -> its node facts document
+        failures: dict[str, str]  # host -> why it has no document
+        cluster: dict[str, JSONValue]  # the cluster facts document
+        interrupted: bool
+        fleet: dict[str, JSONValue]  # the report's extra.fleet summary
+
+    class RunState(_Gathered, total=False):
+        """What a live run or a replay gathered, for ``write_result``."""
+
+        fold: bool  # fold the passes (a large fleet)
+        cluster_label: str  # the cluster document's source, where not "cluster"
+        older: list[tuple[Path, dict[str, JSONValue]]]  # a replay's documents (older writers noted)
+
 
 Outcome = TypeVar("Outcome")  # what a run returns: the API's FleetOutcome
 
@@ -74,7 +90,7 @@ def save_fact_files(
 def write_result(
     built: Built,
     opts: ReportOptions,
-    state: dict[str, JSONValue],  # a run's hosts, documents, failures ("fold", "older": how)
+    state: RunState,
     transport: str,
     save_facts: Path | None,
     out: Output[Outcome],
@@ -107,7 +123,7 @@ def write_result(
 def _fold_live(
     built: Built,
     opts: ReportOptions,
-    state: dict[str, JSONValue],
+    state: RunState,
     node_docs: list[dict[str, JSONValue]],
     transport: str,
     out: Output[Outcome],
