@@ -20,15 +20,18 @@ Node documents are re-keyed by address (``subject.name``), the reported hostname
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.facts.document import Document, MadeItems, error, item, items, new_document, value
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 NONE = "none"
 RUN = "run"  # the value of cluster.*_status when that measurement was taken
 
 
-def _scalar(facts: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+def _scalar(facts: Mapping[str, JSONValue], name: str) -> dict[str, JSONValue] | None:
     f = facts.get(name)
     if not isinstance(f, dict):
         return None
@@ -40,7 +43,7 @@ def _scalar(facts: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     return None
 
 
-def _has_gpus(facts: Mapping[str, Any]) -> bool | None:
+def _has_gpus(facts: Mapping[str, JSONValue]) -> bool | None:
     """True/False, or None when the node could not tell."""
     vendor = facts.get("gpu.vendor", {})
     if isinstance(vendor.get("value"), str):
@@ -55,8 +58,8 @@ def _has_gpus(facts: Mapping[str, Any]) -> bool | None:
 
 
 def _distinct_field(
-    facts: Mapping[str, Any], coll: str, fld: str, *, empty: str = NONE
-) -> dict[str, Any]:
+    facts: Mapping[str, JSONValue], coll: str, fld: str, *, empty: str = NONE
+) -> dict[str, JSONValue]:
     """The distinct values of one field over a node collection, as one sorted string."""
     f = facts.get(coll)
     if not isinstance(f, dict):
@@ -77,11 +80,11 @@ def _distinct_field(
     return value(", ".join(sorted(vals)), source=f"{coll}.{fld}")
 
 
-def host_fields(doc: Document) -> dict[str, Any]:
+def host_fields(doc: Document) -> dict[str, JSONValue]:
     """The PLAT-02 fields of one probed host."""
     facts = doc["facts"]
     gpus = _has_gpus(facts)
-    out: dict[str, Any] = {
+    out: dict[str, JSONValue] = {
         "hostname": value(doc["subject"].get("hostname") or doc["subject"]["name"])
     }
     if gpus is False:
@@ -136,13 +139,13 @@ def build(
     name: str,
     tool_version: str,
     collected_at: str,
-    pairs: Mapping[tuple[str, str], dict[str, Any]] | None = None,
-    collectives: Mapping[str, dict[str, Any]] | None = None,
+    pairs: Mapping[tuple[str, str], dict[str, JSONValue]] | None = None,
+    collectives: Mapping[str, dict[str, JSONValue]] | None = None,
     probe_seconds: Mapping[str, float] | None = None,
     transport: str = "",
     measure_status: Mapping[str, str] | None = None,
     measured: bool | None = None,
-    fields_of: Mapping[str, dict[str, Any]] | None = None,
+    fields_of: Mapping[str, dict[str, JSONValue]] | None = None,
 ) -> Document:
     """The cluster facts document; ``documents`` are already re-keyed by address.
 
@@ -158,7 +161,7 @@ def build(
     ok = {"status": value("ok", source=transport or None)}  # one for every host probed (read only)
     for addr in addresses:
         doc = documents.get(addr)
-        fields: dict[str, Any] = {}
+        fields: dict[str, JSONValue] = {}
         if doc is None:
             fields["status"] = error(failures.get(addr, "not probed"), source=transport or None)
         else:
@@ -182,8 +185,9 @@ def build(
     )
 
 
-def _counted(host_count: int, gpu_hosts: int, probes: Sequence[Any], hosts: Sequence[Any],
-             transport: str, measured: bool) -> dict[str, Any]:
+def _counted(host_count: int, gpu_hosts: int, probes: Sequence[dict[str, JSONValue]],
+             hosts: Sequence[dict[str, JSONValue]],
+             transport: str, measured: bool) -> dict[str, JSONValue]:
     return {
         "cluster.host_count": value(host_count),
         "cluster.probed_count": value(len(hosts)),
@@ -194,14 +198,14 @@ def _counted(host_count: int, gpu_hosts: int, probes: Sequence[Any], hosts: Sequ
     }
 
 
-def has_gpus(fields: Mapping[str, Any]) -> bool:
+def has_gpus(fields: Mapping[str, JSONValue]) -> bool:
     """Whether a host's PLAT-02 fields (``host_fields``) count GPUs."""
     return fields["gpu_count"].get("value") not in (0, None)
 
 
 def fleet_document(
     names: Sequence[str],
-    fields_of: Callable[[int], dict[str, Any]],
+    fields_of: Callable[[int], dict[str, JSONValue]],
     gpu_hosts: int,
     *,
     name: str,
@@ -224,12 +228,12 @@ def fleet_document(
 def fleet_summary(
     addresses: Sequence[str],
     failures: Mapping[str, str],
-    pairs: Mapping[tuple[str, str], dict[str, Any]] | None,
+    pairs: Mapping[tuple[str, str], dict[str, JSONValue]] | None,
     rounds: int = 0,
     interrupted: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """What the result's ``extra.fleet`` says about the run itself."""
-    out: dict[str, Any] = {
+    out: dict[str, JSONValue] = {
         "hosts": len(addresses),
         "probed": len(addresses) - len(failures),
         "failed": dict(failures),
@@ -265,8 +269,8 @@ _REPLAYED = (
 
 def replay_document(
     saved: Document,
-    documents: Mapping[str, Any],
-    fields: Mapping[str, dict[str, Any]] | None = None,
+    documents: Mapping[str, JSONValue],
+    fields: Mapping[str, dict[str, JSONValue]] | None = None,
 ) -> tuple[Document, dict[str, str], list[str]]:
     """(the saved cluster document as these node documents make it, failures, hosts).
 

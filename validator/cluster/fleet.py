@@ -30,11 +30,17 @@ from __future__ import annotations
 import marshal
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from validator.lazy import Made
 from validator.report.model import FOLDED_VALUES, Finding, Status
 from validator.rules.rulemodel import Rule
+
+if TYPE_CHECKING:
+    from validator.cluster.shapes import FactPath, Shapes
+    from validator.evaluate.engine import Context
+    from validator.report.model import JSONValue
+    from validator.rules.rulemodel import RulePack
 
 FOLDABLE = (Status.PASS, Status.SKIP)
 # remembered verdicts kept at most (a fleet whose nodes each read their own values, as
@@ -45,8 +51,18 @@ SPANS_MAX = 256
 # a fleet larger than this folds its passes by default (--passes auto)
 FOLD_ABOVE = 100
 
+# what verdicts fold on (``fold_key``): rule, status, expected sentence, unit, a skip's reason
+FoldKey: TypeAlias = "tuple[str, Status, str, str | None, str | None]"
+# a pass or skip to fold on a host: (its key, the values it saw, the first such finding)
+FoldAdd: TypeAlias = "tuple[FoldKey, _Span, Finding]"
+# per rule, what ``node`` did (``trace``): evaluated on every node, itemized findings, fold additions
+TraceStep: TypeAlias = "tuple[bool, list[Finding], list[FoldAdd]]"
+# a fact's key in ``_Parts``: its marshal form; a column's: a small number (None: no such column)
+PartKey: TypeAlias = "bytes | int | None"
+ChunkFolds: TypeAlias = "dict[FoldKey, _Fold]"  # the folds of a chunk of documents (a replay's)
 
-def _key(value: Any) -> bytes:
+
+def _key(value: JSONValue) -> bytes:
     """A JSON value as a key: its ``marshal`` form (version 2: no back-references, so one
     value gives one form). marshal keeps types apart (``1``, ``1.0`` and ``true`` are
     different bytes, unlike equal Python keys), handles lists and dicts, and runs in C:
@@ -54,7 +70,7 @@ def _key(value: Any) -> bytes:
     return marshal.dumps(value, 2)
 
 
-def _refs(raw: Any, facts: set[str], fields: set[str]) -> None:
+def _refs(raw: JSONValue, facts: set[str], fields: set[str]) -> None:
     """The facts and fields a rule value reads (a fact, a field, a formula's arguments)."""
     if isinstance(raw, dict):
         if "fact" in raw and isinstance(raw["fact"], str):
@@ -104,12 +120,14 @@ class _Parts:
 
     __slots__ = ("cache", "facts", "ids")
 
-    def __init__(self, facts: Mapping[str, Any], ids: dict[bytes, int]):
+    def __init__(self, facts: Mapping[str, JSONValue], ids: dict[bytes, int]):
         self.facts = facts
-        self.cache: dict[Any, Any] = {}
+        # Any: a fact's or column's key, or a collection's fields by ("[]", name); looked up
+        # with ``self`` as the miss marker (one lookup on the line that runs most)
+        self.cache: dict[str | tuple[str, str], Any] = {}
         self.ids = ids  # the evaluator's: one number per distinct column of values
 
-    def fact(self, name: str) -> Any:
+    def fact(self, name: str) -> PartKey:
         key = self.cache.get(name, self)
         if key is self:
             f = self.facts.get(name)
@@ -122,7 +140,7 @@ class _Parts:
             self.cache[name] = key
         return key
 
-    def column(self, name: str, field: str) -> Any:
+    def column(self, name: str, field: str) -> PartKey:
         ck = (name, field)
         key = self.cache.get(ck, self)
         if key is self:
@@ -151,20 +169,20 @@ class _Entry:
     def __init__(self, found: list[Finding]):
         self.rerun = any(f.item is not None and f.status not in FOLDABLE for f in found)
         self.itemized = [f for f in found if f.status not in FOLDABLE]
-        groups: dict[Any, list[Finding]] = {}
+        groups: dict[FoldKey, list[Finding]] = {}
         for f in found:
             if f.status in FOLDABLE:
                 groups.setdefault(fold_key(f), []).append(f)
         self.folds = [(k, _Span.of(fs), fs[0]) for k, fs in groups.items()]
 
 
-def fold_key(f: Finding) -> tuple[Any, ...]:
+def fold_key(f: Finding) -> FoldKey:
     """Verdicts fold together when rule, status, expected sentence and unit agree (and, for
     a skip, its reason): a pass at another threshold or unit is another finding."""
     return (f.rule, f.status, f.expected, f.unit, f.message if f.status is Status.SKIP else None)
 
 
-def _number(v: Any) -> bool:
+def _number(v: JSONValue) -> bool:
     return type(v) in (int, float) and math.isfinite(v)
 
 
@@ -175,8 +193,8 @@ class _Span:
 
     def __init__(self) -> None:
         self.n = 0
-        self.lo: Any = None
-        self.hi: Any = None
+        self.lo: int | float | None = None
+        self.hi: int | float | None = None
         self.lo_text: str | None = None
         self.hi_text: str | None = None
         self.texts: dict[str, None] = {}
@@ -189,7 +207,7 @@ class _Span:
             s.add_value(f.value, f.observed)
         return s
 
-    def add_value(self, v: Any, text: str | None) -> None:
+    def add_value(self, v: JSONValue, text: str | None) -> None:
         self.n += 1
         if _number(v):
             if self.lo is None or v < self.lo:
@@ -207,7 +225,7 @@ class _Span:
         elif len(self.more) < 10_000:  # a count, bounded (serial numbers)
             self.more.add(text)
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[object, ...]:
         """What the span says, as a key: spans of equal keys are interchangeable."""
         return (self.n, type(self.lo), self.lo, type(self.hi), self.hi, self.lo_text, self.hi_text,
                 tuple(self.texts), tuple(sorted(self.more)))
@@ -289,24 +307,25 @@ class _Fold:
 class FleetEvaluator:
     """Node rules on node documents, one at a time (``node``), folds kept here."""
 
-    def __init__(self, ctx: Any, pack: Any, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):
+    def __init__(self, ctx: Context, pack: RulePack, *, select: tuple[str, ...] = (),
+                 ignore: tuple[str, ...] = ()):
         from validator.evaluate.engine import Builder
         from validator.rules.selection import is_selected
 
         rules = [r for r in pack.rules if r.scope == "node" and is_selected(r.id, select, ignore)]
         self.rules = [(Builder(ctx, r, "", pack.level_of(r, ctx.spec)), *reads(r)) for r in rules]
-        self.memo: dict[Any, _Entry] = {}
+        self.memo: dict[tuple[int, tuple[PartKey, ...], tuple[PartKey, ...]], _Entry] = {}
         self.ids: dict[bytes, int] = {}
-        self.folds: dict[Any, _Fold] = {}
+        self.folds: ChunkFolds = {}
         self.evaluated = 0  # rules evaluated by the engine (misses and reruns): for the tests
-        self.shapes: Any = None  # a replay's validator.cluster.shapes.Shapes
-        self._spans: dict[Any, _Span] = {}  # fold()'s, by value
+        self.shapes: Shapes | None = None  # a replay's
+        self._spans: dict[tuple[FoldKey, type, JSONValue, str | None], _Span] = {}  # fold()'s, by value
 
     def reads(self, fact: str) -> bool:
         """Whether a node rule evaluated here reads ``fact``."""
         return any(fact in facts for _, facts, _ in self.rules)
 
-    def affected(self, paths: list[tuple[Any, ...]], trace: list[Any]) -> set[int]:
+    def affected(self, paths: list[FactPath], trace: list[TraceStep]) -> set[int]:
         """The rules (by number) that read a fact at one of ``paths`` ((fact, key) or
         (fact, item number, field, key)) as their remembered verdicts are keyed
         (``reads``), and those evaluated on every node anyway (``trace``: an item to
@@ -319,9 +338,9 @@ class FleetEvaluator:
             or any((b.fact_name, f) in fields for f in field_names)
         }
 
-    def node(self, host: int, name: str, facts: Mapping[str, Any],
-             trace: list[Any] | None = None, only: set[int] | None = None,
-             given: list[Any] | None = None) -> list[Finding]:
+    def node(self, host: int, name: str, facts: Mapping[str, JSONValue],
+             trace: list[TraceStep] | None = None, only: set[int] | None = None,
+             given: list[TraceStep] | None = None) -> list[Finding]:
         """The itemized findings of node document number ``host``; its passes and skips
         are folded here.
 
@@ -337,7 +356,7 @@ class FleetEvaluator:
             self.ids.clear()
         parts = _Parts(facts, self.ids)
         out: list[Finding] = []
-        answers: dict[Any, Any] = {}
+        answers: dict[Any, Any] = {}  # Any: the engine's private memo of conditions (engine._Answer)
         folds, memo = self.folds, self.memo
         for i, (b, fact_names, field_names) in enumerate(self.rules):
             if only is not None and i not in only:
@@ -377,7 +396,7 @@ class FleetEvaluator:
                 fold.add(host, span)
         return out
 
-    def _add(self, host: int, adds: Iterable[Any]) -> None:
+    def _add(self, host: int, adds: Iterable[FoldAdd]) -> None:
         folds = self.folds
         for k, span, first in adds:
             fold = folds.get(k)
@@ -385,14 +404,14 @@ class FleetEvaluator:
                 fold = folds[k] = _Fold(first)
             fold.add(host, span)
 
-    def repeat(self, host: int, name: str, itemized: list[Finding], adds: list[Any]) -> list[Finding]:
+    def repeat(self, host: int, name: str, itemized: list[Finding], adds: list[FoldAdd]) -> list[Finding]:
         """Node document number ``host`` gives what an earlier one gave (its ``itemized``
         findings, on this host, and its fold additions ``adds``): the caller has shown
         that every fact the node rules read is the same (``validator.cluster.shapes``)."""
         self._add(host, adds)
         return [_on(f, name) for f in itemized]
 
-    def _take(self, host: int, found: list[Finding], out: list[Finding]) -> list[Any]:
+    def _take(self, host: int, found: list[Finding], out: list[Finding]) -> list[FoldAdd]:
         """Itemize ``found``'s failures, fold its passes; returns the fold additions."""
         adds = []
         for f in found:
@@ -422,7 +441,7 @@ class FleetEvaluator:
                 self._spans[sk] = span
         fold.add(host, span)
 
-    def folded(self, names: list[str], cluster: str) -> list[Finding]:
+    def folded(self, names: Sequence[str], cluster: str) -> list[Finding]:
         """The folded findings, on the cluster subject; ``names[i]`` is host number i."""
         from validator.cluster.hosts import compress
 
@@ -434,7 +453,7 @@ class FleetEvaluator:
             count = sum(fold.runs[i + 1] - fold.runs[i] + 1 for i in range(0, len(fold.runs), 2))
             if key not in lists:
                 lists[key] = compress(_Named(names, fold.runs))
-            info: dict[str, Any] = {
+            info: dict[str, JSONValue] = {
                 "subjects": count,
                 "verdicts": span.n,
                 "names": lists[key],

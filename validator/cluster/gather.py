@@ -17,16 +17,21 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from validator.cluster import proc
 from validator.cluster.transports import Transport
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
+R = TypeVar("R")  # what a host's job gives (run_all)
 
 
 @dataclass(frozen=True)
 class HostResult:
     host: str
-    document: dict[str, Any] | None  # a validated node facts document
+    document: dict[str, JSONValue] | None  # a validated node facts document
     error: str | None  # why there is no document
     seconds: float
 
@@ -130,13 +135,13 @@ class Progress:
 
 def run_all(
     hosts: Sequence[str],
-    job: Callable[[str], Any],
+    job: Callable[[str], R],
     *,
     parallel: int,
     registry: proc.Registry,
-    on_missing: Callable[[str, str], Any],
+    on_missing: Callable[[str, str], R],
     progress: Progress | None = None,
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[dict[str, R], bool]:
     """``{host: job(host)}`` for every host, and whether the run was interrupted.
 
     Hosts whose job did not finish (Ctrl-C) get ``on_missing(host, reason)``; a job that
@@ -145,12 +150,12 @@ def run_all(
     """
     progress = progress or Progress()
     progress.start(len(hosts))
-    results: dict[str, Any] = {}
+    results: dict[str, R] = {}
     interrupted = False
     pool = ThreadPoolExecutor(
         max_workers=max(1, min(parallel, len(hosts) or 1)), thread_name_prefix="spec-check-host"
     )
-    futures: dict[Future[Any], str] = {}
+    futures: dict[Future[R], str] = {}
     try:
         futures = {pool.submit(job, h): h for h in hosts}
         pending = set(futures)

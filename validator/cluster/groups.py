@@ -21,10 +21,14 @@ import marshal
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.cluster.fleet import reads_whole
 from validator.lazy import Made, MadeBy
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+    from validator.rules.rulemodel import Rule
 
 PER_HOST = ("cluster.probes", "cluster.hosts")
 # the fields engine.item_label names an item by: a group keeps them, so its label is its id
@@ -37,7 +41,7 @@ class Grouped:
     (collection, a group's item label: its id), the member ids and their positions in
     the collection."""
 
-    doc: dict[str, Any]
+    doc: dict[str, JSONValue]
     members: dict[tuple[str, str], _Members] = field(default_factory=dict)
 
 
@@ -47,7 +51,7 @@ class _Members(Made):
 
     __slots__ = ("_items", "_positions")
 
-    def __init__(self, items: Sequence[dict[str, Any]], positions: array):
+    def __init__(self, items: Sequence[dict[str, JSONValue]], positions: array):
         self._items, self._positions = items, positions
 
     def __len__(self) -> int:
@@ -61,7 +65,7 @@ class _Members(Made):
         return MadeBy(len(self), lambda i: self._made(i)[0])
 
 
-def read_fields(rules: Iterable[Any]) -> dict[str, tuple[str, ...]]:
+def read_fields(rules: Iterable[Rule]) -> dict[str, tuple[str, ...]]:
     """For each per-host collection that can be grouped, the fields the rules read of its
     items (with the item-label fields); one a rule reads whole is not given."""
     whole: set[str] = set()
@@ -74,7 +78,7 @@ def read_fields(rules: Iterable[Any]) -> dict[str, tuple[str, ...]]:
     return {c: tuple(sorted(f)) for c, f in fields.items() if c not in whole}
 
 
-def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
+def grouped(doc: dict[str, JSONValue], rules: Iterable[Rule]) -> Grouped:
     """``doc`` with each groupable per-host collection (``read_fields``) as one item per
     value group: ``GroupItem({"id": host list, "fields": the fields read}, count)``, in the
     order of each group's first member. The document's other facts are shared, not
@@ -88,7 +92,7 @@ def grouped(doc: dict[str, Any], rules: Iterable[Any]) -> Grouped:
         if not isinstance(fact, dict) or "items" not in fact:
             continue
         items = fact["items"]
-        by_key: dict[bytes, tuple[dict[str, Any], array]] = {}
+        by_key: dict[bytes, tuple[dict[str, JSONValue], array]] = {}
         odd = False  # a name no host list can carry ("a,b", "n[1-2]"): host by host
         for k, m in enumerate(items):
             odd = not listable(m["id"])

@@ -28,7 +28,10 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from validator.report.model import Report
 
 from validator.errors import SpecCheckError
 
@@ -121,12 +124,12 @@ def named_in(reason: str) -> tuple[list[str], int]:
     return [r.strip() for r in body.split(",") if r.strip()], unnamed
 
 
-def failing_rules(report: Any) -> list[str]:
+def failing_rules(report: Report) -> list[str]:
     """The rules that make the node not conformant (a fail, or an error on a MUST rule)."""
     return [f.rule for f in report.findings if f.against_verdict]
 
 
-def rechecked(report: Any) -> set[str]:
+def rechecked(report: Report) -> set[str]:
     """The rules this run evaluated and found passing: at least one ``pass`` and every
     finding ``pass`` or ``skip`` (an error, a warning or a waived failure is no pass)."""
     seen: dict[str, bool] = {}
@@ -140,13 +143,13 @@ def rechecked(report: Any) -> set[str]:
     return {r for r, ok in seen.items() if ok and r in passed}
 
 
-def _complete(report: Any) -> bool:
+def _complete(report: Report) -> bool:
     """Every rule of the pack was selected (no --select, no --ignore)."""
     sel = getattr(report, "selection", None) or {}
     return not sel.get("select") and not sel.get("ignore")
 
 
-def act(node: str, report: Any, *, drain: bool = True) -> str:
+def act(node: str, report: Report, *, drain: bool = True) -> str:
     """Drain or resume ``node`` as the report says; returns what was done and why, in words."""
     current = node_state(node)
     failing = failing_rules(report)

@@ -14,12 +14,27 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.clock import now_utc
+
+if TYPE_CHECKING:  # types only: rich and the API are not imported at run time here
+    from types import FrameType
+
+    from rich.progress import Progress, TaskID
+
+    from validator.api.options import ReportOptions
+    from validator.api.steps import Built
+    from validator.cluster.plan import Round
+    from validator.cluster.proc import Registry
+    from validator.cluster.result import Outcome, Output, RunState
+    from validator.cluster.transports import Transport
+    from validator.report.model import JSONValue
+
+    Handler = Callable[[int, FrameType | None], None]  # a signal handler
 
 
 class _Bar:
@@ -27,8 +42,8 @@ class _Bar:
 
     def __init__(self, label: str):
         self.label = label
-        self.progress: Any = None
-        self.task: Any = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> _Bar:
         if sys.stderr.isatty():
@@ -64,7 +79,7 @@ class _Bar:
         if self.progress is not None:
             self.progress.stop()
 @contextlib.contextmanager
-def on_signals(handler: Any) -> Iterator[None]:
+def on_signals(handler: Handler) -> Iterator[None]:
     """SIGTERM and SIGHUP go to ``handler`` for the block, then back to what they were.
 
     Slurm prologs, ``timeout`` and scancel send SIGTERM, a closed terminal SIGHUP. While
@@ -79,18 +94,18 @@ def on_signals(handler: Any) -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-def interrupt(registry: Any) -> Any:
+def interrupt(registry: Registry) -> Handler:
     """A handler that raises KeyboardInterrupt in the main thread, naming the signal."""
 
-    def handler(signum: int, _frame: Any) -> None:
+    def handler(signum: int, _frame: FrameType | None) -> None:
         registry.why = signal.Signals(signum).name
         raise KeyboardInterrupt(registry.why)
 
     return handler
-def defer(state: dict[str, Any]) -> Any:
+def defer(state: RunState | dict[str, bool]) -> Handler:
     """A handler that marks ``state`` interrupted (exit 2) and lets the work finish."""
 
-    def handler(_signum: int, _frame: Any) -> None:
+    def handler(_signum: int, _frame: FrameType | None) -> None:
         state["interrupted"] = True
 
     return handler
@@ -152,7 +167,7 @@ class LivePlan:
     probe_args: tuple[str, ...] = ()
 
 
-def run(built: Any, opts: Any, hosts: list[str], plan: LivePlan, out: Any) -> Any:
+def run(built: Built, opts: ReportOptions, hosts: list[str], plan: LivePlan, out: Output[Outcome]) -> Outcome:
     """Probe and measure ``hosts`` as ``plan`` says, then hand the result to ``out``
     (``result.Output``) and return what its ``finish`` returns."""
     from validator.cluster import proc
@@ -167,7 +182,7 @@ def run(built: Any, opts: Any, hosts: list[str], plan: LivePlan, out: Any) -> An
         slurm_args=plan.slurm_args,
     )
     registry = proc.Registry()
-    late: dict[str, Any] = {}
+    late: dict[str, bool] = {}
     try:
         with on_signals(interrupt(registry)):
             state = collect(engine, hosts, registry, plan)
@@ -180,7 +195,7 @@ def run(built: Any, opts: Any, hosts: list[str], plan: LivePlan, out: Any) -> An
         return write_result(built, opts, state, plan.transport, plan.save_facts, out)
 
 
-def collect(engine: Any, hosts: list[str], registry: Any, plan: LivePlan) -> dict[str, Any]:
+def collect(engine: Transport, hosts: list[str], registry: Registry, plan: LivePlan) -> RunState:
     """Probe, then measure; Ctrl-C (or SIGTERM/SIGHUP) in either phase keeps what was
     gathered, and what was planned but not measured becomes an "interrupted" error."""
     from validator import __version__
@@ -209,10 +224,10 @@ def collect(engine: Any, hosts: list[str], registry: Any, plan: LivePlan) -> dic
         )
     docs = {h: cfacts.rekey(r.document, h) for h, r in results.items() if r.document is not None}
     failures = {h: r.error or "no facts" for h, r in results.items() if r.document is None}
-    measured: dict[tuple[str, str], dict[str, Any]] | None = None
-    collectives: dict[str, dict[str, Any]] | None = None
+    measured: dict[tuple[str, str], dict[str, JSONValue]] | None = None
+    collectives: dict[str, dict[str, JSONValue]] | None = None
     status: dict[str, str] | None = None
-    rounds: list[Any] = []
+    rounds: list[Round] = []
     if plan.measure:
         probed = [h for h in hosts if h in docs]
         rounds = PLANS[plan.pairs](probed)
@@ -298,7 +313,7 @@ def collect(engine: Any, hosts: list[str], registry: Any, plan: LivePlan) -> dic
     }
 
 
-def _gpu_counts(probed: list[str], docs: dict[str, Any]) -> list[int]:
+def _gpu_counts(probed: list[str], docs: dict[str, JSONValue]) -> list[int]:
     from validator.cluster import facts as cfacts
 
     out = []
@@ -309,7 +324,7 @@ def _gpu_counts(probed: list[str], docs: dict[str, Any]) -> list[int]:
 
 
 def measure_status(
-    tools: tuple[str, ...], probed: list[str], docs: dict[str, Any]
+    tools: tuple[str, ...], probed: list[str], docs: dict[str, JSONValue]
 ) -> dict[str, str]:
     """``run`` or why not, per measurement: the rules skip with this reason."""
     from validator.cluster.facts import RUN
@@ -337,8 +352,8 @@ def measure_status(
 
 
 def _mark_unmeasured(
-    rounds: list[Any],
-    measured: dict[tuple[str, str], dict[str, Any]] | None,
+    rounds: list[Round],
+    measured: dict[tuple[str, str], dict[str, JSONValue]] | None,
     tools: tuple[str, ...],
     why: str,
 ) -> None:
@@ -353,7 +368,7 @@ def _mark_unmeasured(
         for a, b in rnd:
             if (a, b) in measured:
                 continue
-            fields: dict[str, Any] = {
+            fields: dict[str, JSONValue] = {
                 "direction": value(f"{a}->{b}"),
                 "sender": value(a),
                 "receiver": value(b),

@@ -14,7 +14,10 @@ OK), 0 otherwise; and a line that names the rules, within 80 characters.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from validator.report.model import Report
 
 OK, PROBLEM, UNKNOWN = 0, 1, 2
 MAX_LINE = 80
@@ -37,7 +40,7 @@ def _listed(prefix: str, rules: list[str], limit: int = MAX_LINE) -> str:
     return fit(f"{prefix}{ids[0]} (+{len(ids) - 1})" if len(ids) > 1 else f"{prefix}{ids[0]}", limit)
 
 
-def verdict(report: Any, fail_on: str = "fail") -> tuple[int, str]:
+def verdict(report: Report, fail_on: str = "fail") -> tuple[int, str]:
     """The NPD exit code and status line of a report (``--fail-on warn``: a warning not
     waived or baselined is a problem too)."""
     failed = [f.rule for f in report.findings if f.against_verdict and f.status.value == "fail"]

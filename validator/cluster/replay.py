@@ -15,24 +15,39 @@ the passes and skips fold (``validator.cluster.fleet``); a small one is itemized
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from validator.clock import now_utc
 from validator.cluster.rows import FactsFiles, HostSubjects, HostTable
 from validator.lazy import Made
 from validator.rules.rulemodel import Scope
 
+if TYPE_CHECKING:
+    import multiprocessing.pool
+
+    from validator.api.options import ReportOptions
+    from validator.api.steps import Built
+    from validator.cluster.fleet import ChunkFolds, FleetEvaluator, TraceStep
+    from validator.cluster.result import Outcome, Output, RunState
+    from validator.cluster.rows import HostRecord
+    from validator.report.model import JSONValue
+
+# a chunk of files read (``_read_chunk``): its hosts' records, its cluster documents (position,
+# file, document), its folds, and the files an older spec-check wrote (with what it was)
+Chunk: TypeAlias = ("tuple[list[HostRecord], list[tuple[int, Path, dict[str, JSONValue]]], "
+                    "ChunkFolds, list[tuple[Path, JSONValue]]]")
+
 
 def replay(
-    built: Any,
-    opts: Any,
+    built: Built,
+    opts: ReportOptions,
     paths: tuple[Path, ...],
     cluster_name: str,
     passes: str,
-    out: Any,
-) -> Any:
+    out: Output[Outcome],
+) -> Outcome:
     """``--facts``, with the cyclic GC paused (model.gc_paused): thousands of documents and
     their findings are millions of live, acyclic objects, and every collection walked them
     all again (a third of a 10,000-node replay)."""
@@ -89,8 +104,8 @@ def host_names(names: Sequence[str], files: Sequence[Path]) -> Sequence[str]:
 
 
 def _cluster_document(
-    cluster_doc: dict[str, Any] | None, names: Sequence[str], nodes: dict[str, Any], cluster_name: str
-) -> tuple[dict[str, Any], dict[str, str], Sequence[str]]:
+    cluster_doc: dict[str, JSONValue] | None, names: Sequence[str], nodes: dict[str, JSONValue], cluster_name: str
+) -> tuple[dict[str, JSONValue], dict[str, str], Sequence[str]]:
     """(the cluster document, the hosts recorded as probed with no node document given,
     the hosts): the saved one as these node documents make it, or one built from them."""
     from validator import __version__
@@ -105,7 +120,7 @@ def _cluster_document(
     return doc, {}, names
 
 
-def _load(f: Path, cluster_doc: dict[str, Any] | None) -> tuple[dict[str, Any], bytes]:
+def _load(f: Path, cluster_doc: dict[str, JSONValue] | None) -> tuple[dict[str, JSONValue], bytes]:
     from validator.errors import SpecCheckError
     from validator.facts import document
 
@@ -115,7 +130,7 @@ def _load(f: Path, cluster_doc: dict[str, Any] | None) -> tuple[dict[str, Any], 
     return _checked(doc, f), raw
 
 
-def _checked(doc: dict[str, Any], f: Path) -> dict[str, Any]:
+def _checked(doc: dict[str, JSONValue], f: Path) -> dict[str, JSONValue]:
     """``doc``, a node or cluster document (a job's is refused, naming the file)."""
     from validator.errors import SpecCheckError
 
@@ -125,21 +140,22 @@ def _checked(doc: dict[str, Any], f: Path) -> dict[str, Any]:
     return doc
 
 
-def _pairs(cluster_doc: dict[str, Any]) -> dict[tuple[str, str], Any] | None:
+def _pairs(cluster_doc: dict[str, JSONValue]) -> dict[tuple[str, str], JSONValue] | None:
     pair_items = (cluster_doc["facts"].get("cluster.pairs") or {}).get("items")
     return {(m["id"], ""): m["fields"] for m in pair_items} if isinstance(pair_items, list) else None
 
 
 def replay_facts(
-    built: Any, opts: Any, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
-) -> Any:
+    built: Built, opts: ReportOptions, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str,
+    out: Output[Outcome],
+) -> Outcome:
     """``--facts``, itemized: every document in memory, every verdict its own finding."""
     from validator.cluster import facts as cfacts
     from validator.cluster.result import write_result
 
-    docs: list[tuple[dict[str, Any], Path]] = []
-    cluster_doc: dict[str, Any] | None = None
-    loaded: list[tuple[Path, dict[str, Any]]] = []
+    docs: list[tuple[dict[str, JSONValue], Path]] = []
+    cluster_doc: dict[str, JSONValue] | None = None
+    loaded: list[tuple[Path, dict[str, JSONValue]]] = []
     cluster_file: str | None = None
     for f in files:
         doc, _ = _load(f, cluster_doc)
@@ -162,7 +178,7 @@ def replay_facts(
         from validator.cluster.saved import check_fleet
 
         check_fleet(cluster_doc["subject"]["name"], hosts, cluster_file)
-    state = {
+    state: RunState = {
         "hosts": hosts,
         "docs": nodes,
         "failures": failures,
@@ -185,12 +201,12 @@ PARALLEL_ABOVE = 2000
 # GPU UUIDs: 40 MiB at 8,000 nodes and 42 at 25,000, against 42 and 51 without)
 CHUNKS_PER_WORKER = 8
 
-_WORK: dict[str, Any] = {}  # what a forked worker reads (set before the pool starts)
+# what a forked worker reads (set before the pool starts); Any: built, select, ignore,
+# files and its evaluator, each of its own type
+_WORK: dict[str, Any] = {}
 
 
-def _read_chunk(
-    ev: Any, files: Sequence[Path], start: int
-) -> tuple[list[Any], list[Any], dict[Any, Any], list[Any]]:
+def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
     """Read and evaluate ``files`` (the ``start``-th file on): (node records, cluster
     documents, the chunk's folds, the files written by an older spec-check). A host
     is numbered by its file's position; its record is (number, name, the file's SHA-256,
@@ -208,10 +224,10 @@ def _read_chunk(
     if ev.shapes is None:
         ev.shapes = Shapes(ev.reads("host.hostname"))
     shapes = ev.shapes
-    records: list[Any] = []
-    clusters: list[Any] = []
-    older: list[Any] = []
-    shared: dict[bytes, dict[str, Any]] = {}  # PLAT-02 fields most hosts share, kept once
+    records: list[HostRecord] = []
+    clusters: list[tuple[int, Path, dict[str, JSONValue]]] = []
+    older: list[tuple[Path, JSONValue]] = []
+    shared: dict[bytes, dict[str, JSONValue]] = {}  # PLAT-02 fields most hosts share, kept once
     for k, f in enumerate(files):
         raw = read_raw(f)
         digest = hashlib.sha256(raw).digest()  # 32 bytes; "sha256-file:" + hex when written
@@ -223,7 +239,8 @@ def _read_chunk(
             own = bool(shape.kinds) and values != shape.base
             facts = shape.patched(found, values) if own else shape.facts
         if facts is not None:
-            name = shape.role(found, ROLE_NAME)
+            # a shape always has its name's place (``shapes.make`` makes none without one)
+            name = cast(str, shape.role(found, ROLE_NAME))
             hostname = shape.role(found, ROLE_HOSTNAME, shape.hostname) or name
             if own:  # some fact values its own: the rules that read them evaluated
                 itemized = ev.node(start + k, name, facts, only=shape.affected, given=shape.trace)
@@ -243,18 +260,18 @@ def _read_chunk(
             clusters.append((start + k, f, doc))
             continue
         name = subject["name"]
-        trace: list[Any] = []
+        trace: list[TraceStep] = []
         itemized = ev.node(start + k, name, doc["facts"], trace)
         note = _older(doc)
         if note is not None:  # written by an older spec-check: noted once
             older.append((f, note))
         fields = _host_fields(doc, shared)
-        shape = shapes.learn(raw, doc)
-        if shape is not None:
-            shape.itemized, shape.older, shape.trace = itemized, note, trace
-            shape.adds = [a for _, _, adds in trace for a in adds]
-            shape.rest = fields[1]
-            wide = shapes.widen(shape, raw)
+        learnt = shapes.learn(raw, doc)
+        if learnt is not None:
+            learnt.itemized, learnt.older, learnt.trace = itemized, note, trace
+            learnt.adds = [a for _, _, adds in trace for a in adds]
+            learnt.rest = fields[1]
+            wide = shapes.widen(learnt, raw)
             if wide is not None:
                 wide.affected = ev.affected(wide.paths, wide.trace)
         records.append((start + k, name, digest, doc.get("collected_at"), fields, itemized))
@@ -262,7 +279,7 @@ def _read_chunk(
     return records, clusters, folds, older
 
 
-def _older(doc: dict[str, Any]) -> dict[str, Any] | None:
+def _older(doc: dict[str, JSONValue]) -> dict[str, JSONValue] | None:
     from validator.facts.document import SCHEMA
 
     if doc.get("schema") == SCHEMA:
@@ -270,7 +287,8 @@ def _older(doc: dict[str, Any]) -> dict[str, Any] | None:
     return {"schema": doc.get("schema"), "tool_version": doc.get("tool_version")}
 
 
-def _host_fields(doc: dict[str, Any], shared: dict[bytes, Any]) -> tuple[str, dict[str, Any]]:
+def _host_fields(doc: dict[str, JSONValue], shared: dict[bytes, dict[str, JSONValue]]
+                 ) -> tuple[str, dict[str, JSONValue]]:
     """(hostname, the other PLAT-02 fields): the other fields as one shared dict where
     hosts read the same (a fleet keeps one copy, not one a host)."""
     import marshal
@@ -282,7 +300,7 @@ def _host_fields(doc: dict[str, Any], shared: dict[bytes, Any]) -> tuple[str, di
     return fields["hostname"]["value"], shared.setdefault(marshal.dumps(rest, 2), rest)
 
 
-def _worker_chunk(start: int) -> Any:
+def _worker_chunk(start: int) -> Chunk | tuple[str, str | None, int | None]:
     """One chunk in a worker process; a bad file comes back as (problem, file, line)."""
     from validator.cluster.fleet import FleetEvaluator
     from validator.errors import SpecCheckError
@@ -308,14 +326,14 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _pool(n: int) -> Any:
+def _pool(n: int) -> multiprocessing.pool.Pool:
     """``n`` forked workers that end quietly (``_worker_signals``)."""
     import multiprocessing
 
     return multiprocessing.get_context("fork").Pool(n, _worker_signals, maxtasksperchild=CHUNKS_PER_WORKER)
 
 
-def _chunks(built: Any, opts: Any, files: Sequence[Path], ev: Any) -> Any:
+def _chunks(built: Built, opts: ReportOptions, files: Sequence[Path], ev: FleetEvaluator) -> Iterator[Chunk]:
     """Each chunk's result, in file order: in this process, or, for a large fleet on a
     machine with more than one CPU, in forked workers (one per CPU, at most 8)."""
     import os
@@ -343,8 +361,9 @@ def _chunks(built: Any, opts: Any, files: Sequence[Path], ev: Any) -> Any:
 
 
 def replay_folded(
-    built: Any, opts: Any, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str, out: Any
-) -> Any:
+    built: Built, opts: ReportOptions, files: Sequence[Path], paths: tuple[Path, ...], cluster_name: str,
+    out: Output[Outcome],
+) -> Outcome:
     """``--facts``, streamed: each document evaluated as read, then dropped; what stays
     per host is a row of ``rows.HostTable`` (its name, file digest, PLAT-02 values) and its
     itemized findings, if any. Without a saved cluster document, the cluster document's
@@ -362,12 +381,12 @@ def replay_folded(
     from validator.errors import SpecCheckError
 
     ev = FleetEvaluator(built.ctx, built.pack, select=opts.select, ignore=opts.ignore)
-    folds: dict[Any, Any] = {}
+    folds: ChunkFolds = {}
     table = HostTable()
-    cluster_doc: dict[str, Any] | None = None
+    cluster_doc: dict[str, JSONValue] | None = None
     cluster_at: int | None = None  # the cluster document's place among the files
     cluster_file: str | None = None
-    older: list[Any] = []
+    older: list[tuple[Path, JSONValue]] = []
     for chunk_records, clusters, chunk_folds, chunk_older in _chunks(built, opts, files, ev):
         table.add(chunk_records)
         older.extend(chunk_older)
@@ -418,7 +437,7 @@ class _Skipping(Made):
 
     __slots__ = ("_at", "_by_position", "_items")
 
-    def __init__(self, items: Sequence[Any], at: int | None, by_position: bool = False):
+    def __init__(self, items: Sequence[object], at: int | None, by_position: bool = False):
         self._items, self._at, self._by_position = items, at, by_position
 
     def __len__(self) -> int:
@@ -427,7 +446,7 @@ class _Skipping(Made):
             return n
         return n + 1 if self._by_position else n - 1
 
-    def _made(self, k: int) -> Any:
+    def _made(self, k: int) -> object:
         at = self._at
         if at is None:
             return self._items[k]

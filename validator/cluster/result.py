@@ -14,20 +14,45 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
 
 from validator.rules.rulemodel import Scope
 
+if TYPE_CHECKING:  # types only: the API above makes them (no import at run time)
+    from validator.api.options import ReportOptions
+    from validator.api.steps import Built
+    from validator.cluster.fleet import FleetEvaluator
+    from validator.cluster.rows import HostSubjects
+    from validator.report.model import Finding, JSONValue, Report, Subject
+
+    class _Gathered(TypedDict):
+        hosts: Sequence[str]  # every host asked for, in order
+        docs: dict[str, dict[str, JSONValue]]  # host -> its node facts document
+        failures: dict[str, str]  # host -> why it has no document
+        cluster: dict[str, JSONValue]  # the cluster facts document
+        interrupted: bool
+        fleet: dict[str, JSONValue]  # the report's extra.fleet summary
+
+    class RunState(_Gathered, total=False):
+        """What a live run or a replay gathered, for ``write_result``."""
+
+        fold: bool  # fold the passes (a large fleet)
+        cluster_label: str  # the cluster document's source, where not "cluster"
+        older: list[tuple[Path, dict[str, JSONValue]]]  # a replay's documents (older writers noted)
+
+
+Outcome = TypeVar("Outcome")  # what a run returns: the API's FleetOutcome
+
 
 @dataclass(frozen=True)
-class Output:
+class Output(Generic[Outcome]):
     """``evaluate(command, built, opts, documents, sources, extra=...)`` -> Report;
     ``finish(report, opts, interrupted, save_facts, node_docs, cluster_doc)`` -> the run's
     outcome (what ``live.run`` and ``replay.replay`` return); ``note(kind, [(where, doc)])``,
     one line to say when inputs were written by an older spec-check."""
 
-    evaluate: Callable[..., Any]
-    finish: Callable[..., Any]
+    evaluate: Callable[..., Report]
+    finish: Callable[..., Outcome]
     note: Callable[..., None] = lambda kind, documents: None
 
 
@@ -48,7 +73,7 @@ def _safe_name(address: str) -> str:
 
 
 def save_fact_files(
-    directory: Path, node_docs: list[dict[str, Any]], cluster_doc: dict[str, Any]
+    directory: Path, node_docs: list[dict[str, JSONValue]], cluster_doc: dict[str, JSONValue]
 ) -> None:
     from validator.io.atomic import write_atomic
     from validator.values.numbers import dumps
@@ -63,13 +88,13 @@ def save_fact_files(
 
 
 def write_result(
-    built: Any,
-    opts: Any,
-    state: dict[str, Any],
+    built: Built,
+    opts: ReportOptions,
+    state: RunState,
     transport: str,
     save_facts: Path | None,
-    out: Output,
-) -> Any:
+    out: Output[Outcome],
+) -> Outcome:
     """Evaluate, then hand the report to ``out.finish`` (which renders before the facts
     are saved: a facts directory that fails late must not cost the result) and return
     what it returns. ``state["fold"]``: fold the passes (a large fleet)."""
@@ -96,13 +121,13 @@ def write_result(
 
 
 def _fold_live(
-    built: Any,
-    opts: Any,
-    state: dict[str, Any],
-    node_docs: list[dict[str, Any]],
+    built: Built,
+    opts: ReportOptions,
+    state: RunState,
+    node_docs: list[dict[str, JSONValue]],
     transport: str,
-    out: Output,
-) -> Any:
+    out: Output[Outcome],
+) -> Report:
     """A live run's documents through the fleet evaluator (passes folded)."""
     from validator.cluster.fleet import FleetEvaluator
     from validator.facts.document import digest
@@ -110,7 +135,7 @@ def _fold_live(
 
     ev = FleetEvaluator(built.ctx, built.pack, select=opts.select, ignore=opts.ignore)
     names = [d["subject"]["name"] for d in node_docs]
-    findings: list[Any] = []
+    findings: list[Finding] = []
     subjects = tuple(
         Subject(n, Scope.NODE, digest(d), d.get("collected_at"), f"{transport}:{n}")
         for n, d in zip(names, node_docs, strict=True)
@@ -137,21 +162,21 @@ PROBE_RULE = "PLAT-02.host-not-probed"
 
 
 def fleet_report(
-    built: Any,
-    opts: Any,
-    ev: Any,
+    built: Built,
+    opts: ReportOptions,
+    ev: FleetEvaluator,
     names: Sequence[str],
-    subjects: Sequence[Any],  # a tuple, or a replay's HostSubjects
-    findings: list[Any],
-    cluster_doc: dict[str, Any],
+    subjects: tuple[Subject, ...] | HostSubjects,  # a replay's is made when read
+    findings: list[Finding],
+    cluster_doc: dict[str, JSONValue],
     cluster_label: str,
     failures: dict[str, str],
     transport: str,
-    extra: dict[str, Any],
-    out: Output,
+    extra: dict[str, JSONValue],
+    out: Output[Outcome],
     *,
     aligned: bool = False,
-) -> Any:
+) -> Report:
     """The report of a folded fleet: the cluster rules on the cluster document's value
     groups (``validator.cluster.groups``), each host's probe verdict its own (its pass
     folded), the node findings itemized by ``ev`` and its folds. Waivers apply as for
@@ -185,7 +210,7 @@ def fleet_report(
     for f in report.findings:
         group = groups.members.get((fact_of.get(f.rule, ""), f.item)) if f.item is not None else None
         if group is not None:  # a value group's verdict: each member's
-            members: Any = group
+            members: Sequence[tuple[str, int]] = group
         elif f.rule == PROBE_RULE and f.item:  # probes not grouped: one host's
             members = [(f.item, -1)]
         else:
@@ -201,11 +226,10 @@ def fleet_report(
     report = per_host(replace(report, findings=tuple(kept)), failures, transport)
     cluster = cluster_doc["subject"]["name"]
     every = sorted([*report.findings, *findings, *ev.folded(names, cluster)], key=Finding.sort_key)
-    report = replace(
-        report, findings=tuple(every),
-        # a replay's subjects are made when read (replay.HostSubjects): + keeps them so
-        subjects=subjects + report.subjects,
-    )
+    # a replay's subjects are made when read (rows.HostSubjects): + keeps them so, and the
+    # report holds them where it holds a tuple (a Sequence of Subject, equal to the tuple)
+    all_subjects = cast("tuple[Subject, ...]", subjects + report.subjects)
+    report = replace(report, findings=tuple(every), subjects=all_subjects)
     if opts.waivers is not None:
         from validator.report.waivers import apply_waivers, load_waivers
 
@@ -215,16 +239,16 @@ def fleet_report(
     return report
 
 
-def _on_member(f: Any, name: str) -> Any:
+def _on_member(f: Finding, name: str) -> Finding:
     """A value group's finding as its member ``name``'s: the item, and the words that name
     it (the engine's "duration of ITEM was not gathered"), as if evaluated on that host
     alone, not the group's host list once a member."""
     if f.item == name:
         return f
-    return replace(f, item=name, message=f.message.replace(f.item, name))
+    return replace(f, item=name, message=f.message.replace(f.item or "", name))
 
 
-def write_fleet_result(args: list[Any], aligned: bool = False) -> Any:
+def write_fleet_result(args: list[Any], aligned: bool = False) -> Any:  # Any: fleet_report's arguments, in order
     """``fleet_report(*args)``, ended by ``out.finish`` (a replay: nothing to save, never
     interrupted), whose value is returned. ``args`` is emptied first: the cluster document it holds is not kept
     while the result is written."""
@@ -234,7 +258,7 @@ def write_fleet_result(args: list[Any], aligned: bool = False) -> Any:
     return out.finish(report, opts, False, None, [], {})
 
 
-def per_host(report: Any, failures: dict[str, str], transport: str) -> Any:
+def per_host(report: Report, failures: dict[str, str], transport: str) -> Report:
     """A host's probe finding belongs to that host: subject = the host, not the cluster.
 
     The engine gives ``PLAT-02.host-not-probed`` one finding per item of the cluster

@@ -18,10 +18,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, overload
 
 from validator.lazy import Made
 from validator.rules.rulemodel import Scope
+
+if TYPE_CHECKING:
+    from validator.report.model import Finding, JSONValue, Subject
+
+# what ``replay._read_chunk`` records of a host: (position, name, file digest, collected_at,
+# (hostname, the other PLAT-02 values), itemized findings)
+HostRecord: TypeAlias = "tuple[int, str, bytes, JSONValue, tuple[str, dict[str, JSONValue]], list[Finding]]"
 
 
 class StringTable(Made):
@@ -94,16 +101,16 @@ class HostTable:
     def __init__(self) -> None:
         self.names = StringTable()
         self.digests = bytearray()
-        self.collected: list[Any] = []
+        self.collected: list[JSONValue] = []  # each host's collected_at, as its document had it
         self.rest_ids = array("I")
-        self._rests: list[dict[str, Any]] = []
+        self._rests: list[dict[str, JSONValue]] = []
         self._key: dict[bytes, int] = {}
         self._same: dict[str, str] = {}
         self._hostnames: dict[int, str] = {}
-        self._itemized: list[tuple[int, list[Any]]] = []
+        self._itemized: list[tuple[int, list[Finding]]] = []
         self._final: Sequence[str] = ()
 
-    def add(self, records: list[Any]) -> None:
+    def add(self, records: list[HostRecord]) -> None:
         """A chunk's records (position, name, digest, collected_at, (hostname, PLAT-02
         values), itemized findings): its hosts share value dicts, each looked up once."""
         seen: dict[int, int] = {}  # id of a chunk's value dict -> its number (records hold them)
@@ -140,7 +147,7 @@ class HostTable:
         self._final = names
         return names
 
-    def fields(self, k: int) -> dict[str, Any]:
+    def fields(self, k: int) -> dict[str, JSONValue]:
         """Host k's PLAT-02 fields (``cluster.facts.host_fields``), made when asked for."""
         from validator.facts.document import value
 
@@ -154,9 +161,9 @@ class HostTable:
 
         return sum(n for r, n in Counter(self.rest_ids).items() if has_gpus(self._rests[r]))
 
-    def itemized(self) -> list[Any]:
+    def itemized(self) -> list[Finding]:
         """The itemized findings, each on its host's final name."""
-        out: list[Any] = []
+        out: list[Finding] = []
         names = self._final
         for k, found in self._itemized:
             name = names[k]
@@ -174,33 +181,39 @@ class HostSubjects(Made):
 
     __slots__ = ("_collected", "_digests", "_names", "_tail")
 
-    def __init__(self, names: Sequence[str], digests: bytes | bytearray, collected: list[Any],
-                 tail: tuple[Any, ...] = ()):
+    def __init__(self, names: Sequence[str], digests: bytes | bytearray, collected: list[JSONValue],
+                 tail: tuple[Subject, ...] = ()):
         self._names, self._digests, self._collected, self._tail = names, digests, collected, tail
 
     def __len__(self) -> int:
         return len(self._names) + len(self._tail)
 
-    def _host(self, i: int, name: str) -> Any:
+    def _host(self, i: int, name: str) -> Subject:
         from validator.report.model import Subject
 
         digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
         return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{name}")
 
-    def __getitem__(self, i: Any) -> Any:
+    @overload
+    def __getitem__(self, i: int) -> Subject: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Subject, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Subject | tuple[Subject, ...]:
         got = super().__getitem__(i)
         return tuple(got) if isinstance(i, slice) else got  # as a report's subjects
 
-    def _made(self, i: int) -> Any:
+    def _made(self, i: int) -> Subject:
         n = len(self._names)
         return self._host(i, self._names[i]) if i < n else self._tail[i - n]
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Subject]:
         for i, name in enumerate(self._names):
             yield self._host(i, name)
         yield from self._tail
 
-    def __add__(self, other: Any) -> HostSubjects:
+    def __add__(self, other: Iterable[Subject]) -> HostSubjects:
         return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other))
 
     def __eq__(self, other: object) -> bool:

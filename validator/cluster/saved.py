@@ -17,15 +17,18 @@ Each refusal is one ``SpecCheckError`` naming the file and the field (exit 2).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.errors import SpecCheckError
 from validator.values.numbers import join
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
 _NUMBER_TYPES = {"int": (int,), "quantity": (int, float)}
 
 
-def check_saved(doc: Mapping[str, Any], where: str, catalogue: Mapping[str, Any]) -> None:
+def check_saved(doc: Mapping[str, JSONValue], where: str, catalogue: Mapping[str, JSONValue]) -> None:
     """Refuse a saved cluster document's repeated hosts and mistyped values."""
     facts = doc["facts"]
     probes = facts.get("cluster.probes")
@@ -55,7 +58,7 @@ def check_saved(doc: Mapping[str, Any], where: str, catalogue: Mapping[str, Any]
             _typed(fact, info.type, path, where)
 
 
-def _typed(fact: Any, kind: str, path: str, where: str) -> None:
+def _typed(fact: JSONValue, kind: str, path: str, where: str) -> None:
     if not isinstance(fact, dict) or "value" not in fact:
         return  # an error value, or no value: the rules say error, never pass
     v = fact["value"]

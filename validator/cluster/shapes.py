@@ -60,7 +60,14 @@ repeats A's verdicts on this host.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from validator.cluster.fleet import FoldAdd, TraceStep
+    from validator.report.model import Finding, JSONValue
+
+# where a fact value sits: (fact, key) or (fact, item number, field, key)
+FactPath: TypeAlias = "tuple[str, str] | tuple[str, int, str, str]"
 
 # the characters of host names, addresses and timestamps: no quote, backslash or space
 _SLOT = re.compile(rb"[A-Za-z0-9._:@+-]+")
@@ -92,21 +99,21 @@ class Shape:
         self.roles = roles  # ROLE_NAME etc. -> string number
         self.strings = strings  # this document's strings, by number
         self.texts = [b.decode("ascii") for b in strings]  # the same, as text (shared)
-        self.itemized: list[Any] = []
-        self.adds: list[Any] = []
-        self.rest: dict[str, Any] = {}
+        self.itemized: list[Finding] = []
+        self.adds: list[FoldAdd] = []
+        self.rest: dict[str, JSONValue] = {}
         self.hostname: str | None = None  # subject.hostname where it is not a slot
         self.collected: str | None = None  # collected_at where it is not a slot
-        self.older: dict[str, Any] | None = None
+        self.older: dict[str, JSONValue] | None = None
         # a shape with value slots (``widen``): each slot's kind ("s" string, "n" number)
         # and the fact value it holds (fact,) or (fact, item number, field); the facts it
         # patches, the rules that read a slot, the per-rule verdicts the others repeat
         self.kinds: list[str] = []
         self.base: list[bytes] = []  # the slots' texts in the document the facts are
-        self.paths: list[tuple[Any, ...]] = []
-        self.facts: dict[str, Any] = {}
+        self.paths: list[FactPath] = []
+        self.facts: dict[str, JSONValue] = {}
         self.affected: set[int] = set()
-        self.trace: list[Any] = []
+        self.trace: list[TraceStep] = []
 
     def match(self, raw: bytes) -> tuple[list[bytes], list[bytes]] | None:
         """(the strings ``raw`` has in the host slots, the texts in the value slots), or
@@ -149,7 +156,7 @@ class Shape:
             return None
         return found, values  # type: ignore[return-value]
 
-    def patched(self, found: list[bytes], values: list[bytes]) -> dict[str, Any] | None:
+    def patched(self, found: list[bytes], values: list[bytes]) -> dict[str, JSONValue] | None:
         """This shape's facts with the host's strings and the value slots' texts in their
         places (copied where changed, never mutated): the facts of the file ``match``
         read them from. None when a text is not UTF-8."""
@@ -157,11 +164,11 @@ class Shape:
         if ROLE_FACT_HOSTNAME in self.roles:
             facts["host.hostname"] = {**facts["host.hostname"],
                                       "value": self.role(found, ROLE_FACT_HOSTNAME)}
-        copied: dict[Any, Any] = {}
+        copied: dict[Any, Any] = {}  # Any: copies of facts, items and fields, by name or path
         for kind, path, text in zip(self.kinds, self.paths, values, strict=True):
             if kind == "s":
                 try:
-                    v: Any = text.decode("utf-8")
+                    v: JSONValue = text.decode("utf-8")
                 except UnicodeDecodeError:
                     return None
             else:  # the numbers rule of every reader: beyond any real value, parsed in full
@@ -204,13 +211,13 @@ class Shape:
         return self.texts[g] if b == self.strings[g] else b.decode("ascii")
 
 
-def make(raw: bytes, doc: dict[str, Any], hostname_read: bool) -> Shape | None:
+def make(raw: bytes, doc: dict[str, JSONValue], hostname_read: bool) -> Shape | None:
     """The shape of a parsed, validated node document, or None when one cannot be made
     exactly (module docstring)."""
     if b'\\"' in raw or b"\\u" in raw:  # a \u escape may spell a host string another way
         return None
     subject = doc["subject"]
-    places: dict[int, Any] = {
+    places: dict[int, JSONValue] = {
         ROLE_NAME: subject.get("name"),
         ROLE_HOSTNAME: subject.get("hostname"),
         ROLE_ADDRESS: subject.get("address"),
@@ -259,19 +266,20 @@ def make(raw: bytes, doc: dict[str, Any], hostname_read: bool) -> Shape | None:
     return shape if _probed_hosts(shape, doc) else None
 
 
-def _leaves(fa: dict[str, Any], fb: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]] | None:
+def _leaves(fa: dict[str, JSONValue], fb: dict[str, JSONValue]) -> list[tuple[FactPath, str]] | None:
     """Where ``fb``'s facts differ from ``fa``'s, in document order: (path, kind), a path
     being (fact, key) or (fact, item number, field, key), the key "value" (kind "s": both
     strings, "n": both numbers, not booleans) or "source" (both strings); None when they
     differ anywhere else."""
-    def kind(key: str, x: Any, y: Any) -> str | None:
+    def kind(key: str, x: JSONValue, y: JSONValue) -> str | None:
         if type(x) is str and type(y) is str:
             return "s"
         if key == "value" and type(x) in (int, float) and type(y) in (int, float):
             return "n"
         return None
 
-    def fact(path: tuple[Any, ...], x: Any, y: Any, out: list[Any]) -> bool:
+    def fact(path: tuple[str] | tuple[str, int, str], x: JSONValue, y: JSONValue,
+             out: list[tuple[FactPath, str]]) -> bool:
         """A fact's differing keys (a collection's items, one level down)."""
         if type(x) is not dict or type(y) is not dict or list(x) != list(y):
             return False
@@ -299,7 +307,7 @@ def _leaves(fa: dict[str, Any], fb: dict[str, Any]) -> list[tuple[tuple[Any, ...
                         return False
         return True
 
-    out: list[tuple[tuple[Any, ...], str]] = []
+    out: list[tuple[FactPath, str]] = []
     if list(fa) != list(fb):
         return None
     for name, x in fa.items():
@@ -330,7 +338,7 @@ def _token(seg: bytes, other: bytes, lo: int, hi: int) -> tuple[int, int, str] |
     return t, m.end(), "n"
 
 
-def widen(a: Shape, b: Shape, b_facts: dict[str, Any]) -> Shape | None:
+def widen(a: Shape, b: Shape, b_facts: dict[str, JSONValue]) -> Shape | None:
     """A shape with value slots from two shapes (host slots only) of two documents that
     differ only in some fact values of the same kind (a GPU's UUID, an energy counter):
     ``a``'s segments cut at each value that differs, each cut a value slot. None when
@@ -414,7 +422,7 @@ class Shapes:
         self.misses += 1
         return None
 
-    def learn(self, raw: bytes, doc: dict[str, Any]) -> Shape | None:
+    def learn(self, raw: bytes, doc: dict[str, JSONValue]) -> Shape | None:
         """Make and keep ``doc``'s shape (the caller fills in what it gave: ``itemized``,
         ``adds``, ``trace``, ``rest``, ``hostname``, ``older``); None when files have
         stopped repeating (class docstring) or no shape can be made."""
@@ -478,7 +486,7 @@ def _probed(wide: Shape) -> bool:
     return marshal.dumps(facts, 2) == marshal.dumps(doc["facts"], 2)
 
 
-def _probed_hosts(shape: Shape, doc: dict[str, Any]) -> bool:
+def _probed_hosts(shape: Shape, doc: dict[str, JSONValue]) -> bool:
     """Whether ``shape``'s host slots are exactly the places the module docstring names:
     its bytes with another string in each slot parse to ``doc`` with those strings in
     those places, and nothing else changed. (The argument above says so; this checks it

@@ -113,7 +113,7 @@ STEPS_AT_ONCE = 8
 
 
 def probe_fleet(
-    transport: Any,
+    transport: Any,  # Any: a transport that probes in one step (SlurmTransport; `one_step` duck-typed)
     hosts: Sequence[str],
     command: str,
     timeout: float,
@@ -135,7 +135,7 @@ def probe_fleet(
 
 
 def _probe_step(
-    transport: Any,
+    transport: Any,  # Any: as probe_fleet's
     hosts: Sequence[str],
     command: str,
     timeout: float,

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.rules.rulemodel import Level, Spec
+
+if TYPE_CHECKING:  # types only: the API's, and the result model's (not imported at run time)
+    from validator.api.options import ReportOptions
+    from validator.api.steps import Built
+    from validator.report.model import Finding, JSONValue, Report
 
 
 def levels_of(spec: Spec) -> dict[str, Level]:
@@ -24,8 +29,8 @@ def levels_of(spec: Spec) -> dict[str, Level]:
     return {q.id: q.level for q in spec.requirements}
 
 
-def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]],
-                  node_paths: Sequence[Path], run_paths: Sequence[Path]) -> Any:
+def add_to_report(report: Report, built: Built, opts: ReportOptions, docs: list[dict[str, JSONValue]],
+                  node_paths: Sequence[Path], run_paths: Sequence[Path]) -> Report:
     """``report`` with the findings of every job against the ``--nodes`` and ``--run``
     inputs added (selection applied), their rules described, and ``extra.nodes`` /
     ``extra.nccl`` listing what was read."""
@@ -38,8 +43,8 @@ def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]]
 
     levels = levels_of(built.ctx.spec)
     nodes = read_nodes(list(node_paths), built.ctx.spec.spec_version) if node_paths else []
-    found: list[Any] = []
-    extra: dict[str, Any] = {}
+    found: list[Finding] = []
+    extra: dict[str, JSONValue] = {}
     if nodes:
         dom = built.ctx.params.get("nvlink_domain_size")
         declared = None
@@ -60,12 +65,12 @@ def add_to_report(report: Any, built: Any, opts: Any, docs: list[dict[str, Any]]
         return report
     findings = tuple(sorted((*report.findings, *found), key=lambda f: f.sort_key()))
     known = {r.id for r in report.rules}
-    docs_ = [r for r in rule_docs({f.rule for f in found}, levels) if r.id not in known]  # type: ignore[attr-defined]
+    docs_ = [r for r in rule_docs({f.rule for f in found}, levels) if r.id not in known]
     return replace(report, findings=findings, rules=(*report.rules, *docs_),
                    extra={**report.extra, **extra})
 
 
-def waive(report: Any, built: Any, path: Path) -> Any:
+def waive(report: Report, built: Built, path: Path) -> Report:
     """``report`` under the ``--waivers`` file, as every verb applies it
     (``validator.report.waivers``), with this package's rule IDs known beside the pack's: a
     waiver names ``NET-02.run-used-sockets`` exactly, or its requirement ``NET-02``, and

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobnodes import ncclenv
 from validator.jobnodes.nodes import Node, hostlist
 from validator.jobnodes.rules import RULES
 from validator.rules.rulemodel import Level
+
+if TYPE_CHECKING:
+    from validator.report.model import Finding, JSONValue, Location, Status
 
 OK, BAD, UNKNOWN = "ok", "bad", "unknown"
 ELSEWHERE = "elsewhere"  # this host's mismatch is another finding's (one failure per mismatch)
@@ -28,13 +31,13 @@ ELSEWHERE = "elsewhere"  # this host's mismatch is another finding's (one failur
 class Ask:
     """What the job asks for: the value, where it is written, and how it was read."""
 
-    value: Any
+    value: JSONValue
     file: str | None
     line: int | None
     text: str | None
     source: str
 
-    def location(self) -> Any:
+    def location(self) -> Location | None:
         from validator.report.model import Location
 
         return Location(self.file, self.line, self.text) if self.file else None
@@ -44,7 +47,7 @@ class Ask:
         return f"{self.source} = {self.value}" + (f" ({where})" if where else "")
 
 
-def job_env(doc: dict[str, Any]) -> dict[str, Ask]:
+def job_env(doc: dict[str, JSONValue]) -> dict[str, Ask]:
     """The NCCL variables the job exports, each with its file and line (the last one
     written wins, as in a shell script)."""
     out: dict[str, Ask] = {}
@@ -60,7 +63,7 @@ def dynamic(ask: Ask) -> bool:
     return isinstance(ask.value, str) and ("$" in ask.value or "`" in ask.value)
 
 
-def job_fact(doc: dict[str, Any], name: str) -> Ask | None:
+def job_fact(doc: dict[str, JSONValue], name: str) -> Ask | None:
     """``job.*`` fact ``name`` as an Ask; None when unset; an Ask whose value is an
     ``_Err`` when the job's files disagree or the value is invalid."""
     f = doc["facts"].get(name)
@@ -96,7 +99,7 @@ def _grouped(per_host: dict[str, str]) -> str:
 class Judge:
     """Makes the findings of one job against one fleet."""
 
-    def __init__(self, doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, Level],
+    def __init__(self, doc: dict[str, JSONValue], nodes: Sequence[Node], levels: dict[str, Level],
                  declared: tuple[int, str] | None = None):
         self.declared = declared  # nvlink_domain_size given by --set or a profile, and how
         self.doc = doc
@@ -104,11 +107,11 @@ class Judge:
         self.nodes = list(nodes)
         self.levels = levels
         self.env = job_env(doc)
-        self.findings: list[Any] = []
+        self.findings: list[Finding] = []
 
     # -- building findings ------------------------------------------------------------
-    def _finding(self, rule_id: str, status: Any, *, expected: str, message: str, ask: Ask | None,
-                 observed: str | None = None, source: str | None = None, value: Any = None) -> None:
+    def _finding(self, rule_id: str, status: Status, *, expected: str, message: str, ask: Ask | None,
+                 observed: str | None = None, source: str | None = None, value: JSONValue = None) -> None:
         from validator.report.model import Finding
 
         r = RULES[rule_id]
@@ -165,7 +168,7 @@ class Judge:
                           observed=_grouped(ok), source=cite(list(ok)))
 
     # -- the checks -------------------------------------------------------------------
-    def run(self) -> list[Any]:
+    def run(self) -> list[Finding]:
         self.gpus_per_node()
         self.node_count()
         self.ib_hca()
@@ -498,7 +501,7 @@ def nvlink_domain(n: Node, declared: tuple[int, str] | None = None) -> tuple[int
     return count, how, None
 
 
-def judge_job(doc: dict[str, Any], nodes: Sequence[Node], levels: dict[str, Level],
-              declared: tuple[int, str] | None = None) -> list[Any]:
+def judge_job(doc: dict[str, JSONValue], nodes: Sequence[Node], levels: dict[str, Level],
+              declared: tuple[int, str] | None = None) -> list[Finding]:
     """Every finding of one job document against ``nodes``."""
     return Judge(doc, nodes, levels, declared).run()

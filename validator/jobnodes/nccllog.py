@@ -32,9 +32,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.rules.rulemodel import Level
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable
+
+    from validator.jobnodes.nodes import Node
+    from validator.report.model import Finding, JSONValue, Status
 
 _PREFIX = r"^(?:\[[^\]]*\](?:<std(?:out|err)>)?:?\s*|\d+:\s+)*"
 LINE = re.compile(
@@ -61,7 +68,7 @@ _CHANNELS = re.compile(r"^(?P<coll>\d+) coll channels, (?P<collnet>\d+) collnet 
 class Seen:
     """A value and the line it was read from."""
 
-    value: Any
+    value: JSONValue  # a word, a number or None, as the line gave it
     file: str
     line: int
     text: str
@@ -145,7 +152,7 @@ def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
 
 
 def _read(p: Process, level: str, msg: str, at: Seen) -> None:
-    def seen(v: Any) -> Seen:
+    def seen(v: JSONValue) -> Seen:
         return Seen(v, at.file, at.line, at.text)
 
     if level == "WARN":
@@ -176,7 +183,7 @@ def _read(p: Process, level: str, msg: str, at: Seen) -> None:
         p.nranks = int(m.group("n"))
 
 
-def summary(ev: Evidence) -> list[dict[str, Any]]:
+def summary(ev: Evidence) -> list[dict[str, JSONValue]]:
     """One plain dict per process (the report's ``extra.nccl``)."""
     out = []
     for p in ev.processes:
@@ -212,8 +219,8 @@ def _names(procs: Sequence[Process]) -> str:
     return ", ".join(parts)
 
 
-def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequence[Any] = (),
-             run: str = "--run") -> list[Any]:
+def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequence[Node] = (),
+             run: str = "--run") -> list[Finding]:
     """NET-02 from the run: sockets used (fail), transports that differ between ranks
     otherwise (fail), or why the log cannot tell (error / skip). PLAT-01 where NCCL
     refused ranks sharing a GPU (its "Duplicate GPU detected" warning; no finding
@@ -221,10 +228,10 @@ def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequen
     from validator.jobnodes.rules import RULES
     from validator.report.model import Finding, Location, Status
 
-    out: list[Any] = []
+    out: list[Finding] = []
 
-    def make(rid: str, status: Any, message: str, *, at: Seen | None = None, observed: str | None = None,
-             expected: str = "", value: Any = None) -> None:
+    def make(rid: str, status: Status, message: str, *, at: Seen | None = None, observed: str | None = None,
+             expected: str = "", value: JSONValue = None) -> None:
         req = RULES[rid].requirement
         out.append(Finding(
             rule=rid, requirement=req, level=levels.get(req, Level.MUST), status=status, subject=subject,
@@ -282,7 +289,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequen
     return out
 
 
-def _shared_gpus(ev: Evidence, nodes: Sequence[Any], make: Any, status: Any) -> None:
+def _shared_gpus(ev: Evidence, nodes: Sequence[Node], make: Callable[..., None], status: Status) -> None:
     """One PLAT-01 failure naming every pair of ranks NCCL found on one GPU (its own WARN,
     the first one cited), with the GPU count the host's facts show where given."""
     rid = "PLAT-01.run-ranks-share-gpu"
@@ -308,7 +315,7 @@ def _shared_gpus(ev: Evidence, nodes: Sequence[Any], make: Any, status: Any) -> 
          expected="one rank per GPU", value=sorted(f"{h}:{b}" for h, b in pairs))
 
 
-def _fabric_note(sock: Sequence[Process], nodes: Sequence[Any], fabric: str) -> str:
+def _fabric_note(sock: Sequence[Process], nodes: Sequence[Node], fabric: str) -> str:
     """What the nodes given say about the fabric the socket ranks' hosts have: by host
     name where the log's host is one of them, else of the fleet as a whole."""
     if not nodes:
@@ -329,7 +336,7 @@ def _fabric_note(sock: Sequence[Process], nodes: Sequence[Any], fabric: str) -> 
     return "; the nodes given have no ACTIVE RDMA port either (the node's NET-02.no-rdma-fabric)"
 
 
-def fabric_hosts(nodes: Sequence[Any]) -> list[str]:
+def fabric_hosts(nodes: Sequence[Node]) -> list[str]:
     """The hosts among ``nodes`` with an ACTIVE RDMA port."""
     hosts = []
     for n in nodes:
@@ -342,7 +349,7 @@ def fabric_hosts(nodes: Sequence[Any]) -> list[str]:
     return hosts
 
 
-def _fabric(nodes: Sequence[Any]) -> str:
+def _fabric(nodes: Sequence[Node]) -> str:
     """The nodes with an ACTIVE RDMA port, as a host list ('' when none or not given)."""
     from validator.jobnodes.nodes import hostlist
 
@@ -350,7 +357,7 @@ def _fabric(nodes: Sequence[Any]) -> str:
     return hostlist(hosts) if hosts else ""
 
 
-def read_run(paths: Sequence[Any], cap: int = 64 * 1024 * 1024) -> Evidence:
+def read_run(paths: Sequence[str | os.PathLike[str]], cap: int = 64 * 1024 * 1024) -> Evidence:
     """Every regular file under the ``--run`` paths (a folder walked in name order),
     streamed line by line; files that hold no NCCL line add nothing. Files are told by
     content (the NCCL line shape), never by name; a file with a NUL byte in its first

@@ -23,7 +23,10 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 
 @dataclass
@@ -32,12 +35,12 @@ class Node:
 
     host: str
     file: str
-    facts: dict[str, Any]
+    facts: dict[str, JSONValue]
     origin: str = "facts"  # "facts" | "cluster result"
     # fact name -> why it is unknown for this host (a cluster result does not carry it)
     unknown: dict[str, str] = field(default_factory=dict)
 
-    def fact(self, name: str) -> dict[str, Any] | None:
+    def fact(self, name: str) -> dict[str, JSONValue] | None:
         f = self.facts.get(name)
         return f if isinstance(f, dict) else None
 
@@ -53,7 +56,7 @@ class Node:
         return None
 
 
-def _result_nodes(doc: dict[str, Any], path: Path, spec_version: str) -> list[Node]:
+def _result_nodes(doc: dict[str, JSONValue], path: Path, spec_version: str) -> list[Node]:
     from validator.errors import SpecCheckError
     from validator.facts.document import error, item, items, value
     from validator.versions import unreadable
@@ -73,9 +76,9 @@ def _result_nodes(doc: dict[str, Any], path: Path, spec_version: str) -> list[No
     hosts = [s["name"] for s in doc.get("subjects", []) if isinstance(s, dict) and s.get("kind") == "node"]
     if not hosts:
         raise SpecCheckError("a cluster result with no node subjects", file=str(path))
-    gpus: dict[str, Any] = {}
-    ports: dict[str, dict[str, dict[str, Any]]] = {h: {} for h in hosts}
-    nvlinks: dict[str, dict[str, Any]] = {h: {} for h in hosts}
+    gpus: dict[str, JSONValue] = {}
+    ports: dict[str, dict[str, dict[str, JSONValue]]] = {h: {} for h in hosts}
+    nvlinks: dict[str, dict[str, JSONValue]] = {h: {} for h in hosts}
     for f in doc.get("findings", []):
         if not isinstance(f, dict) or f.get("subject") not in ports:
             continue
@@ -94,7 +97,7 @@ def _result_nodes(doc: dict[str, Any], path: Path, spec_version: str) -> list[No
     unknown_note = ("a cluster result holds verdicts, not facts: {} is not in it "
                     "(pass the node facts, `spec-check cluster --save-facts DIR`)")
     for h in hosts:
-        facts: dict[str, Any] = {}
+        facts: dict[str, JSONValue] = {}
         unknown: dict[str, str] = {}
         if h in gpus:
             facts["gpu.count"] = gpus[h]
@@ -151,7 +154,7 @@ KEPT = ("gpu.count", "gpu.devices", "rdma.ports", "net.interfaces")
 KEPT_GPU_FIELDS = ("nvlink_count", "nvlink_inactive", "nvlink_remote_switch", "fabric_state")
 
 
-def _kept(facts: dict[str, Any]) -> dict[str, Any]:
+def _kept(facts: dict[str, JSONValue]) -> dict[str, JSONValue]:
     out = {k: facts[k] for k in KEPT if k in facts}
     devs = out.get("gpu.devices")
     if isinstance(devs, dict) and isinstance(devs.get("items"), list):

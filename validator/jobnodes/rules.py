@@ -10,8 +10,12 @@ descriptions travel in the report like the pack's (``RuleDoc``), so SARIF, HTML 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from validator.rules.rulemodel import Level, Scope
+
+if TYPE_CHECKING:
+    from validator.report.model import RuleDoc
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,7 @@ RULES = {
 }
 
 
-def rule_docs(ids: set[str], levels: dict[str, Level]) -> list[object]:
+def rule_docs(ids: set[str], levels: dict[str, Level]) -> list[RuleDoc]:
     """RuleDoc of each rule id given (for the report's ``rules``)."""
     from validator.report.model import RuleDoc
 

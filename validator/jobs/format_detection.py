@@ -18,11 +18,15 @@ job rules would fail MON-01 on every repository that has a shell script.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from validator.jobs import registry
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 # the formats spec-check reads (``--kind``), from the registry: read on each use, so a
 # format registered later is offered too
@@ -38,6 +42,8 @@ STRUCTURED_EXT = {
 }
 SHELL_EXT = {".sh", ".bash", ".slurm", ".sbatch", ".sub"}
 
+# key names of DeepSpeed, HF TrainingArguments, Accelerate and MaxText that make a file that
+# does not parse recognizably a job config (``_CONFIG_WORDS``)
 DS_KEYS = {
     "train_batch_size",
     "train_micro_batch_size_per_gpu",
@@ -416,52 +422,73 @@ def closest(data: Any, path: Path | None = None, syntax: str = "yaml") -> str:
 
 
 def _marker_kind(syntax: str, data: dict[str, Any]) -> str | None:
-    """The format by the markers of each format (the rules before evidence scoring)."""
+    """The format whose marker holds first (``registry.Marker``; the rules before evidence
+    scoring). A syntax other than JSON or TOML is tried against YAML's markers."""
     keys = set(data)
-    if syntax == "toml":
-        return (
-            "torchtitan"
-            if keys & {"training", "parallelism", "checkpoint", "job", "metrics"}
-            else None
-        )
-    if syntax == "json":
-        if len(keys & DS_KEYS) >= 1 and not keys & {"output_dir", "per_device_train_batch_size"}:
-            return "deepspeed"
-        if keys & HF_KEYS:
-            return "hf"
-        return None
-    if data.get("kind") == "PyTorchJob" or (
-        "apiVersion" in keys and "pytorchReplicaSpecs" in str(data.get("spec"))[:2000]
-    ):
-        return "pytorchjob"
-    if len(keys & MAXTEXT_KEYS) >= 1 and "trainer" not in keys:
-        return "maxtext"
-    trainer = data.get("trainer")
-    if (
-        ("runtime" in keys or "task" in keys)
-        and (
-            not isinstance(trainer, dict)
-            or (keys & {"runtime", "task"} and "exp_manager" not in keys)
-        )
-        and ("model" not in keys or "task" in keys)
-    ):
-        return "tfmg"
-    if "exp_manager" in keys or (
-        isinstance(data.get("model"), dict)
-        and {"micro_batch_size", "tensor_model_parallel_size"} & set(data["model"])
-    ):
-        return "nemo"
-    if keys & {"distributed_type", "compute_environment"} or (
-        "deepspeed_config" in keys and "num_processes" in keys
-    ):
-        return "accelerate"
-    if (
-        isinstance(trainer, dict)
-        or "class_path" in str(data)[:5000]
-        or "_target_" in keys
-        or any(isinstance(v, dict) and "_target_" in v for v in data.values())
-    ):
-        return "lightning"
-    if keys & HF_KEYS:
-        return "hf"
+    for kind, clauses in _markers(syntax if syntax in ("json", "toml") else "yaml"):
+        for clause in clauses:  # loops, not any(all(...)): this runs on every file linted
+            for atom in clause:
+                if not atom(keys, data):
+                    break
+            else:
+                return kind
     return None
+
+
+# a marker's atom made a test of (a file's top-level keys, the file's parsed mapping)
+Atom: TypeAlias = "Callable[[set[str], dict[str, JSONValue]], bool]"
+_COMPILED: dict[str, tuple[object, tuple[tuple[str, tuple[tuple[Atom, ...], ...]], ...]]] = {}
+
+
+def _markers(syntax: str) -> tuple[tuple[str, tuple[tuple[Atom, ...], ...]], ...]:
+    """The registry's markers of ``syntax``, each clause's atoms made tests once (again
+    after a format is registered: the registry's table is then another object)."""
+    table = registry.markers(syntax)
+    hit = _COMPILED.get(syntax)
+    if hit is None or hit[0] is not table:
+        hit = _COMPILED[syntax] = (table, tuple(
+            (kind, tuple(tuple(_atom(a) for a in clause.split()) for clause in m.clauses)) for kind, m in table))
+    return hit[1]
+
+
+def _atom(text: str) -> Atom:
+    """One atom of a marker clause as a test of (the file's top-level keys, the file)."""
+    negate = text.startswith("!")
+    body = text[1:] if negate else text
+    test: Atom
+    if not body:
+        raise ValueError(f'marker atom "{text}": no key (registry.Marker says what an atom is)')
+    if "~" in body:
+        key, _, rest = body.partition("~")
+        needle, _, limit = rest.rpartition(":")
+        if not (needle and limit.isdigit()):
+            raise ValueError(f'marker atom "{text}": write KEY~TEXT:N (or ~TEXT:N for the whole file)')
+        n = int(limit)
+        if key:
+            test = lambda keys, data: needle in str(data.get(key))[:n]  # noqa: E731
+        else:
+            test = lambda keys, data: needle in str(data)[:n]  # noqa: E731
+    elif "=" in body:
+        key, _, value = body.partition("=")
+        test = lambda keys, data: data.get(key) == value  # noqa: E731
+    elif body.endswith("{}"):
+        key = body[:-2]
+        if negate:  # the common atoms negated in one call, not two
+            return lambda keys, data: not isinstance(data.get(key), dict)
+        test = lambda keys, data: isinstance(data.get(key), dict)  # noqa: E731
+    elif "." in body:
+        key, _, names = body.partition(".")
+        inner = frozenset(names.split("|"))
+        if key == "*":
+            test = lambda keys, data: any(isinstance(v, dict) and not inner.isdisjoint(v)  # noqa: E731
+                                          for v in data.values())
+        else:
+            test = lambda keys, data: isinstance(data.get(key), dict) and not inner.isdisjoint(data[key])  # noqa: E731
+    else:
+        names_ = frozenset(body.split("|"))
+        if negate:
+            return lambda keys, data: names_.isdisjoint(keys)
+        test = lambda keys, data: not names_.isdisjoint(keys)  # noqa: E731
+    if negate:
+        return lambda keys, data: not test(keys, data)
+    return test

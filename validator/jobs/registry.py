@@ -4,8 +4,9 @@ that used to be a table keyed by format name derived from them.
 A format is one :class:`Format` line in ``FORMATS``: its name (the ``--kind``), what
 users call it, the reader that reads it (``module:function`` under validator.jobs), the
 syntax ``--kind`` reads it in, its key catalogue (``validator/jobs/keys/<name>.json``)
-and the syntaxes detection scores files against it in, the decisive evidence only it
-leaves (``evidence.py``), where its framework defaults were read (``defaults.py``), the
+and the syntaxes detection scores files against it in, the markers that name it before
+the evidence is weighed (``format_detection.py``), the decisive evidence only it leaves
+(``evidence.py``), where its framework defaults were read (``defaults.py``), the
 metric settings that emit each metric family (``metrics.py``) and its collective timeout
 (``failure_detection.py``). Detection (``format_detection.py``), dispatch
 (``validator.jobs.read_job``), the ``--kind`` choices, the defaults labels and the metrics
@@ -69,6 +70,28 @@ class Metrics:
 
 
 @record(frozen=True)
+class Marker:
+    """A pattern of keys that names a file's format before the evidence is weighed
+    (``format_detection``): in a file of ``syntax``, the markers of every format are tried
+    by ``rank`` (lowest first) and the first that holds names the candidate. It holds when
+    one of its ``clauses`` does; a clause is atoms separated by spaces, all of which hold:
+
+    ``a|b``  one of these keys is at the top level; ``!a|b``: none of them is
+    ``a{}``  ``a`` holds a mapping; ``!a{}``: it does not
+    ``a.b|c``  ``a`` holds a mapping with key b or c; ``*.b``: some top-level mapping has key b
+    ``a=v``  ``a`` holds the string v
+    ``a~t:N``  t is in the first N characters of ``a``'s value as text; ``~t:N``: of the file's
+
+    Atoms are tried left to right and clauses in order, stopping at the first that decides,
+    so a costly text atom goes last.
+    """
+
+    syntax: str
+    rank: int
+    clauses: tuple[str, ...]
+
+
+@record(frozen=True)
 class Format:
     """A config format: ``name`` (the ``--kind``), ``display`` (in messages), ``reader``
     (``module:function`` under validator.jobs; None for a format spec-check does not
@@ -94,6 +117,8 @@ class Format:
     dataclass_choices: bool = False
     # formats of one family are no rivals of each other (Lightning and NeMo 1.x)
     family: str | None = None
+    # --- the markers that name it before evidence is weighed (format_detection.py)
+    markers: tuple[Marker, ...] = ()
     # --- syntax and key catalogue (format_detection.py)
     syntax: str | None = None  # the syntax ``--kind NAME`` reads a file in; None: from the file
     catalogue: str | None = None  # validator/jobs/keys/<catalogue>.json, where it has one
@@ -141,11 +166,17 @@ _LIGHTNING_TRAINER = frozenset({
 
 _LIGHTNING_FW = Framework("Lightning", "Lightning-AI/pytorch-lightning@7f0c343", "lightning", "lightning")
 _SHELL_LAUNCH = ("shell", "deepspeed_launcher")  # what the shell reader records beside the format
+# TrainingArguments names: any one marks an HF file (weighed against the others' evidence)
+_HF_ARGS = ("per_device_train_batch_size|output_dir|logging_steps|save_strategy|save_steps|learning_rate|"
+            "num_train_epochs|gradient_accumulation_steps|report_to|bf16")
 
 # The order is the ``--kind`` choices' order (and a refusal's list of them).
 FORMATS: tuple[Format, ...] = (
     Format("deepspeed", "DeepSpeed JSON", "deepspeed:read", syntax="json", catalogue="deepspeed",
            scored_in=("json",), precedence=6,
+           markers=(Marker("json", 10, ("train_batch_size|train_micro_batch_size_per_gpu|zero_optimization|fp16|bf16|"
+                                        "gradient_accumulation_steps|steps_per_print|optimizer|wall_clock_breakdown "
+                                        "!output_dir|per_device_train_batch_size",)),),
            framework=Framework("DeepSpeed", "microsoft/DeepSpeed@38327e0", "deepspeed", "deepspeed"),
            packages=("deepspeed",),
            metrics=Metrics({
@@ -160,6 +191,7 @@ FORMATS: tuple[Format, ...] = (
            keys=frozenset({"seed_everything"}),
            sections={"trainer": _LIGHTNING_TRAINER}, needs_evidence=True, whole_sections=True,
            class_path_beside="trainer", family="lightning", catalogue="lightning", scored_in=("yaml",),
+           markers=(Marker("yaml", 60, ("trainer{}", "~class_path:5000", "_target_", "*._target_")),),
            hydra_groups=("trainer",), precedence=4, framework=_LIGHTNING_FW,
            metrics=Metrics({
                "gpu_utilization": "add the ThroughputMonitor callback",
@@ -172,6 +204,7 @@ FORMATS: tuple[Format, ...] = (
     Format("hf", "HF TrainingArguments", "hf:read_trainer",
            targets=r"transformers\.(?:Seq2Seq)?Training(?:Arguments)?$|transformers\.Trainer$",
            catalogue="hf", scored_in=("yaml", "json"), tag="hf_trainer", precedence=5,
+           markers=(Marker("json", 20, (_HF_ARGS,)), Marker("yaml", 70, (_HF_ARGS,))),
            framework=Framework("HF Transformers", "huggingface/transformers@00349ae", "hf", "hf"),
            packages=("transformers",),
            metrics=Metrics({
@@ -182,11 +215,13 @@ FORMATS: tuple[Format, ...] = (
            }, (("gradient_stats",), "hf.logs_by_default")),
            collective_timeout=CollectiveTimeout("hf.ddp_timeout", "hf:")),
     Format("accelerate", "Accelerate config", "hf:read_accelerate", catalogue="accelerate", precedence=7,
+           markers=(Marker("yaml", 50, ("distributed_type|compute_environment", "deepspeed_config num_processes")),),
            framework=Framework("Accelerate", "huggingface/accelerate@16cb6eb", "accelerate", "accelerate",
                                aliases=("accelerate launch",)),
            packages=("accelerate",)),
     Format("torchtitan", "torchtitan TOML", "torchtitan:read", syntax="toml", catalogue="torchtitan",
            scored_in=("toml",), precedence=1,
+           markers=(Marker("toml", 10, ("training|parallelism|checkpoint|job|metrics",)),),
            framework=Framework("torchtitan", "pytorch/torchtitan@b5bcd76", "torchtitan", "torchtitan"),
            packages=("torchtitan",),
            metrics=Metrics({
@@ -201,6 +236,7 @@ FORMATS: tuple[Format, ...] = (
            sections={"model": frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size",
                                          "micro_batch_size", "megatron_amp_O2"})},
            needs_evidence=True, family="lightning", catalogue="nemo", precedence=3,
+           markers=(Marker("yaml", 40, ("exp_manager", "model.micro_batch_size|tensor_model_parallel_size")),),
            framework=Framework("NeMo", "NVIDIA/NeMo@8cfedd7", "nemo", "nemo"),
            packages=("nemo-toolkit", "nemo_toolkit"),
            metrics=Metrics({
@@ -227,9 +263,12 @@ FORMATS: tuple[Format, ...] = (
     Format("torchrun", "torchrun launch script", "shell:read", syntax="shell",
            launch_tags=("torchrun", *_SHELL_LAUNCH),
            framework=Framework("torchrun", "pytorch/pytorch@010929f", "torchrun")),
-    Format("pytorchjob", "Kubeflow PyTorchJob", "k8s:read", manifest=True, launch_tags=("pytorchjob",)),
+    Format("pytorchjob", "Kubeflow PyTorchJob", "k8s:read", manifest=True, launch_tags=("pytorchjob",),
+           markers=(Marker("yaml", 10, ("kind=PyTorchJob", "apiVersion spec~pytorchReplicaSpecs:2000")),)),
     Format("env", "environment file", "shell:read_env", syntax="env", launch_tags=("env",)),
     Format("maxtext", "MaxText", "maxtext:read", catalogue="maxtext", precedence=2,
+           markers=(Marker("yaml", 20, ("base_config|per_device_batch_size|checkpoint_period|ici_fsdp_parallelism|"
+                                        "dcn_data_parallelism|log_period|max_target_length !trainer",)),),
            framework=Framework("MaxText", "AI-Hypercomputer/maxtext@e591f30", "maxtext", "maxtext"),
            metrics=Metrics({
                "gpu_utilization": "keep MaxText's perf/per_device_tflops_per_sec (every step)",
@@ -249,6 +288,9 @@ FORMATS: tuple[Format, ...] = (
                "task": frozenset({"init_checkpoint", "train_data", "validation_data",
                                   "differential_privacy_config", "allow_image_summary"}),
            }, needs_evidence=True, whole_sections=True, catalogue="tfmg", tag="tf_model_garden",
+           # a task, or a runtime without a model, unless beside NeMo's trainer and exp_manager
+           markers=(Marker("yaml", 30, ("task !trainer{}", "task !exp_manager", "runtime !model !trainer{}",
+                                        "runtime !model !exp_manager")),),
            framework=Framework("TF Model Garden", "tensorflow/models@0de1746", "tf-model-garden", "tfmg"),
            packages=("tf-models-official", "tf-models-nightly")),
     Format("torchtune", "torchtune recipe", "recipes:read_torchtune", targets=r"torchtune\.",
@@ -375,6 +417,12 @@ def catalogued(syntax: str = "yaml") -> dict[str, str]:
     """kind -> key catalogue, for the formats whose files detection scores in ``syntax``."""
     return _derived("catalogued:" + syntax, lambda: {  # type: ignore[return-value]
         f.name: f.catalogue or f.name for f in FORMATS if syntax in f.scored_in})
+
+
+def markers(syntax: str) -> tuple[tuple[str, Marker], ...]:
+    """(kind, marker) of every format's markers in ``syntax``, in the order they are tried."""
+    return _derived("markers:" + syntax, lambda: tuple(sorted(  # type: ignore[return-value]
+        ((f.name, m) for f in FORMATS for m in f.markers if m.syntax == syntax), key=lambda km: km[1].rank)))
 
 
 def hydra_groups() -> dict[str, tuple[str, ...]]:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.report.model import Finding, Report, Status
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 _KNOWN = (Status.FAIL, Status.WARN)
 
@@ -39,7 +42,7 @@ def load_baseline(path: Path) -> set[tuple[str, str, str]]:
 def apply_baseline(report: Report, known: set[tuple[str, str, str]], path: Path) -> Report:
     """The report with each fail or warn that ``known`` holds marked as in the baseline,
     unless an active waiver already covers it; ``extra["baseline"]`` says how many."""
-    record: dict[str, Any] = {"active": True, "justification": f"in the baseline {path}",
+    record: dict[str, JSONValue] = {"active": True, "justification": f"in the baseline {path}",
                               "approver": "--baseline", "baseline": str(path)}
     count = 0
 

@@ -31,10 +31,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.report.model import Finding, Report
 from validator.versions import DIFF_SCHEMA
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 Key = tuple[str, str, str]
 TOLERANCE = 0.05
@@ -55,8 +58,8 @@ def keyed(findings: tuple[Finding, ...]) -> dict[Key, Finding]:
     return out
 
 
-def _brief(key: Key, f: Finding) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _brief(key: Key, f: Finding) -> dict[str, JSONValue]:
+    d: dict[str, JSONValue] = {
         "subject": key[0],
         "rule": key[1],
         "item": key[2] or None,
@@ -73,16 +76,16 @@ def _brief(key: Key, f: Finding) -> dict[str, Any]:
 
 @dataclass
 class Diff:
-    new_failures: list[dict[str, Any]] = field(default_factory=list)
-    fixed: list[dict[str, Any]] = field(default_factory=list)
-    status_changes: list[dict[str, Any]] = field(default_factory=list)
-    measurement_changes: list[dict[str, Any]] = field(default_factory=list)
-    added: list[dict[str, Any]] = field(default_factory=list)
-    removed: list[dict[str, Any]] = field(default_factory=list)
+    new_failures: list[dict[str, JSONValue]] = field(default_factory=list)
+    fixed: list[dict[str, JSONValue]] = field(default_factory=list)
+    status_changes: list[dict[str, JSONValue]] = field(default_factory=list)
+    measurement_changes: list[dict[str, JSONValue]] = field(default_factory=list)
+    added: list[dict[str, JSONValue]] = field(default_factory=list)
+    removed: list[dict[str, JSONValue]] = field(default_factory=list)
     still_failing: int = 0
-    old: dict[str, Any] = field(default_factory=dict)
-    new: dict[str, Any] = field(default_factory=dict)
-    config_changes: list[dict[str, Any]] = field(default_factory=list)
+    old: dict[str, JSONValue] = field(default_factory=dict)
+    new: dict[str, JSONValue] = field(default_factory=dict)
+    config_changes: list[dict[str, JSONValue]] = field(default_factory=list)
     counters_changed: int = 0
     allow_config_change: bool = False
 
@@ -95,7 +98,7 @@ class Diff:
     def regressed(self) -> bool:
         return bool(self.new_failures) or (self.weakened and not self.allow_config_change)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         return {
             "schema": DIFF_SCHEMA,
             "regressed": self.regressed,
@@ -115,7 +118,7 @@ class Diff:
         }
 
 
-def _number(v: Any) -> float | None:
+def _number(v: JSONValue) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
@@ -136,10 +139,10 @@ def _round(x: float) -> float:
     return float(f"{x:.6g}")
 
 
-def config_changes(old: Report, new: Report) -> list[dict[str, Any]]:
+def config_changes(old: Report, new: Report) -> list[dict[str, JSONValue]]:
     """How NEW's run differed from OLD's in what it asked; ``weakens`` marks the ones that
     can turn a failure into a pass or hide it."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, JSONValue]] = []
     for name in sorted(set(old.parameters) | set(new.parameters)):
         a, b = old.parameters.get(name) or {}, new.parameters.get(name) or {}
         if a.get("value") != b.get("value"):
@@ -228,7 +231,7 @@ def diff_reports(
                 scale = max(abs(ov), abs(nv))
                 if scale and abs(nv - ov) / scale <= tolerance:
                     continue
-            change: dict[str, Any] = {
+            change: dict[str, JSONValue] = {
                 "subject": key[0],
                 "rule": key[1],
                 "item": key[2] or None,
@@ -245,7 +248,7 @@ def diff_reports(
     return d
 
 
-def _about(r: Report) -> dict[str, Any]:
+def _about(r: Report) -> dict[str, JSONValue]:
     return {
         "generated_at": r.generated_at,
         "spec_version": r.spec_version,
@@ -254,7 +257,7 @@ def _about(r: Report) -> dict[str, Any]:
     }
 
 
-def _line(item: dict[str, Any]) -> str:
+def _line(item: dict[str, JSONValue]) -> str:
     where = item["subject"] + (f" {item['item']}" if item.get("item") else "")
     loc = item.get("location")
     if loc:
@@ -265,7 +268,7 @@ def _line(item: dict[str, Any]) -> str:
 def render_text(d: Diff) -> str:
     """The diff for people (one line per change; untrusted text is kept on one line)."""
 
-    def clean(v: Any) -> str:
+    def clean(v: JSONValue) -> str:
         return "" if v is None else str(v).replace("\n", " ").replace("\r", " ")
 
     out = [
@@ -325,7 +328,7 @@ def render_text(d: Diff) -> str:
     return "\n".join(out) + "\n"
 
 
-def _config_line(c: dict[str, Any]) -> str:
+def _config_line(c: dict[str, JSONValue]) -> str:
     kind = c["kind"]
     if kind == "parameter":
         return (
@@ -334,7 +337,7 @@ def _config_line(c: dict[str, Any]) -> str:
     if kind == "profile":
         return f"profile: {c['old'] or 'none'} -> {c['new'] or 'none'}"
     if kind == "selection":
-        def sel(v: dict[str, Any]) -> str:
+        def sel(v: dict[str, JSONValue]) -> str:
             return "; ".join(f"{k} {', '.join(x)}" for k, x in sorted(v.items()) if x) or "all rules"
 
         return f"selection: {sel(c['old'])} -> {sel(c['new'])}"

@@ -16,10 +16,13 @@ merged report lists each value with the result it came from.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.errors import SpecCheckError
-from validator.report.model import Report, Subject
+from validator.report.model import Finding, Report, Subject
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 
 def _label(path: str) -> str:
@@ -55,10 +58,10 @@ def merge_reports(items: list[tuple[str, Report]], *, generated_at: str) -> Repo
         rename = {s.name: f"{s.name} ({_label(file)})" for s in rep.subjects if names[s.name] > 1}
         subjects += [replace(s, name=rename.get(s.name, s.name)) for s in rep.subjects]
         findings += [f if f.subject not in rename else _renamed(f, rename[f.subject]) for f in rep.findings]
-    rules: dict[str, Any] = {}
-    reqs: dict[str, Any] = {}
+    rules: dict[str, JSONValue] = {}
+    reqs: dict[str, JSONValue] = {}
     selection: dict[str, list[str]] = {}
-    extra: dict[str, Any] = {}
+    extra: dict[str, JSONValue] = {}
     for _, rep in items:
         for r in rep.rules:
             rules.setdefault(r.id, r)
@@ -99,13 +102,13 @@ def merge_reports(items: list[tuple[str, Report]], *, generated_at: str) -> Repo
     )
 
 
-def _renamed(f: Any, name: str) -> Any:
+def _renamed(f: Finding, name: str) -> Finding:
     return replace(f, subject=name)
 
 
-def _parameters(items: list[tuple[str, Report]]) -> dict[str, dict[str, Any]]:
+def _parameters(items: list[tuple[str, Report]]) -> dict[str, dict[str, JSONValue]]:
     """The thresholds must agree; job inputs (default ``unset``) may differ per result."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, JSONValue]] = {}
     seen_in: dict[str, str] = {}
     for file, rep in items:
         for name, p in rep.parameters.items():

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from validator.errors import SpecCheckError
 from validator.report import model
@@ -56,7 +56,7 @@ def read_json(path: Path, *, duplicates: list[str] | None = None) -> JSONValue:
         raise SpecCheckError(exc.problem, file=where, line=exc.line) from None
 
 
-def check_result(data: JSONValue, where: str) -> dict[str, Any]:
+def check_result(data: JSONValue, where: str) -> dict[str, JSONValue]:
     """The document if it is a spec-check result; else one error naming the field.
 
     Every field a renderer, verdict or diff reads is checked for its type (a boolean is
@@ -93,16 +93,17 @@ _TOP = {
 _JSON_NAME = {str: "string", dict: "object", list: "array", bool: "boolean", int: "integer"}
 _PATTERNS = {name: re.compile(form.regex) for name, form in model.FORMS.items()}
 _OPT_STR = (str, type(None))
+Kinds = type | tuple[type, ...]  # the Python type(s) a JSON value must parse to
 
 
-def _json_types(cls: type) -> dict[str, Any]:
+def _json_types(cls: type) -> dict[str, Kinds]:
     """Each key of a result object (a model dataclass or TypedDict) and the Python type(s)
     its JSON value parses to: text (enums included) is ``str``, ``X | None`` a tuple."""
     import enum
     import types
     import typing
 
-    out: dict[str, Any] = {}
+    out: dict[str, Kinds] = {}
     for name, tp in typing.get_type_hints(cls).items():
         if typing.get_origin(tp) is typing.ClassVar:
             continue
@@ -123,12 +124,12 @@ _RULE_DOC = tuple(_json_types(model.RuleDoc))
 _REQ_DOC = tuple(_json_types(model.RequirementDoc))
 
 
-def _either(words: Any) -> str:
+def _either(words: Iterable[str]) -> str:
     words = list(words)
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def _short(value: Any) -> str:
+def _short(value: JSONValue) -> str:
     text = value if isinstance(value, str) else json.dumps(value)[:60]
     return text[:60] + ("..." if len(text) > 60 else "")
 
@@ -142,7 +143,7 @@ class _Check:
     def fail(self, field: str, problem: str) -> None:
         raise SpecCheckError(f"{field}: {problem}", file=self.where)
 
-    def kind(self, field: str, value: Any, kind: Any) -> None:
+    def kind(self, field: str, value: JSONValue, kind: Kinds) -> None:
         kinds = kind if isinstance(kind, tuple) else (kind,)
         # bool is an int in Python, never in a result: "line": true is not a line
         ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
@@ -151,12 +152,12 @@ class _Check:
             got = "null" if value is None else f"{type(value).__name__} {_short(value)}"
             self.fail(field, f"expected a JSON {names}, got {got}")
 
-    def form(self, field: str, value: Any, name: str) -> None:
+    def form(self, field: str, value: JSONValue, name: str) -> None:
         self.kind(field, value, str)
         if not _PATTERNS[name].fullmatch(value):
             self.fail(field, f'"{_short(value)}" is not a valid {name.replace("_", " ")}')
 
-    def result(self, d: dict[str, Any]) -> None:
+    def result(self, d: dict[str, JSONValue]) -> None:
         for name in ("spec_version", "tool_version", "generated_at", "command"):
             self.form(name, d[name], name)
         self.kind("rule_pack.id", d["rule_pack"].get("id"), str)
@@ -193,13 +194,13 @@ class _Check:
             if not ok(f):  # the detailed check only to name what is wrong
                 self.finding(f"findings[{i}]", f)
 
-    def fleet(self, fleet: Any) -> None:
+    def fleet(self, fleet: JSONValue) -> None:
         """``extra.fleet`` (a cluster run's summary): its counts are counts and its rates
         numbers, none negative (a text throughput was a TypeError in ``report``)."""
         if fleet is None:
             return
         self.kind("extra.fleet", fleet, dict)
-        numbers: list[tuple[str, Any, type | tuple[type, ...]]] = [
+        numbers: list[tuple[str, JSONValue, Kinds]] = [
             (f"extra.fleet.{k}", fleet.get(k), int) for k in ("hosts", "probed") if k in fleet]
         pairs = fleet.get("pairs")
         if pairs is not None:
@@ -212,7 +213,7 @@ class _Check:
             if v < 0:
                 self.fail(field, f"{v} is out of range (not a count or a rate)")
 
-    def record(self, field: str, value: Any, spec: dict[str, Any]) -> None:
+    def record(self, field: str, value: JSONValue, spec: dict[str, Kinds]) -> None:
         """An object of exactly these keys (absent optional ones are null)."""
         self.kind(field, value, dict)
         for k in value:
@@ -223,7 +224,7 @@ class _Check:
                 self.fail(field, f'"{k}" missing')
             self.kind(f"{field}.{k}", value.get(k), kind)
 
-    def finding(self, field: str, f: Any) -> None:
+    def finding(self, field: str, f: JSONValue) -> None:
         self.kind(field, f, dict)
         for k in _FINDING_STR:
             self.kind(f"{field}.{k}", f.get(k), str)
@@ -266,7 +267,7 @@ class _FastFinding:
         self.rules: set[str] = set()
         self.reqs: set[str] = set()
 
-    def __call__(self, f: Any) -> bool:
+    def __call__(self, f: JSONValue) -> bool:
         if type(f) is not dict:
             return False
         rule, req, subject = f.get("rule"), f.get("requirement"), f.get("subject")
@@ -300,7 +301,7 @@ class _FastFinding:
             k not in w or type(w[k]) is kind for k, kind in _WAIVER.items()) and "active" in w)
 
 
-def to_report(data: dict[str, Any], where: str) -> Report:
+def to_report(data: dict[str, JSONValue], where: str) -> Report:
     try:
         return report_from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -309,7 +310,7 @@ def to_report(data: dict[str, Any], where: str) -> Report:
         ) from None
 
 
-def load_result(path: Path) -> tuple[dict[str, Any], Report]:
+def load_result(path: Path) -> tuple[dict[str, JSONValue], Report]:
     """The raw document (for signing, which covers bytes the model may not keep) and its Report."""
     data = check_result(read_json(Path(path)), str(path))
     return data, to_report(data, str(path))

@@ -10,10 +10,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 
-def rulefile_schema() -> dict[str, Any]:
+def rulefile_schema() -> dict[str, JSONValue]:
     from validator.rules.validation_models import adapter
 
     schema = adapter("RuleFile").json_schema()
@@ -24,7 +27,7 @@ def rulefile_schema() -> dict[str, Any]:
     return schema
 
 
-def _factory_defaults(schema: dict[str, Any]) -> None:
+def _factory_defaults(schema: dict[str, JSONValue]) -> None:
     """pydantic leaves out the default of a dataclass field made by a factory (``when:
     []``); the schema states it, as it did when the models were pydantic's own."""
     import dataclasses
@@ -50,7 +53,7 @@ def rulefile_schema_text() -> str:
 # ---- the result schema, from validator/report/model.py's annotations -------------------------------
 
 
-def result_schema() -> dict[str, Any]:
+def result_schema() -> dict[str, JSONValue]:
     """spec/result.schema.json, generated from the result model (``validator/report/model.py``).
 
     Written here rather than by pydantic's ``json_schema()``: the published result/2
@@ -82,7 +85,9 @@ class _ResultSchema:
     ``Annotated`` metadata (``model.Form``, ``Keywords``, ``REQUIRED``, ``OMITTED_IF_NONE``)
     and ``Shape`` add what the type cannot say."""
 
-    def object_of(self, cls: Any) -> dict[str, Any]:
+    # Any below: a class of the model or a typing construct, as typing.get_type_hints
+    # gives it (a TypedDict's keys, Annotated metadata, unions): read by introspection
+    def object_of(self, cls: Any) -> dict[str, JSONValue]:
         import dataclasses
         import typing
 
@@ -101,21 +106,21 @@ class _ResultSchema:
                 fields.update({k: (t, False) for k, t in getattr(cls, "JSON_COMPUTED", {}).items()})
         else:  # a TypedDict
             fields = {k: (t, k in cls.__required_keys__) for k, t in hints.items()}
-        props: dict[str, Any] = {}
+        props: dict[str, JSONValue] = {}
         required: list[str] = []
         for name, (tp, req) in fields.items():
             node, marks = self.of(tp)
             props[name] = node
             if req or "REQUIRED" in marks:
                 required.append(name)
-        out: dict[str, Any] = {"type": "object", "required": required, "properties": props}
+        out: dict[str, JSONValue] = {"type": "object", "required": required, "properties": props}
         if not required:
             del out["required"]
         if not dataclasses.is_dataclass(cls) and cls.__doc__:
             out["description"] = " ".join(cls.__doc__.split())
         return out
 
-    def of(self, tp: Any) -> tuple[dict[str, Any], set[str]]:
+    def of(self, tp: Any) -> tuple[dict[str, JSONValue], set[str]]:
         """The schema of one annotation, and the markers it carried."""
         import enum
         import types
@@ -124,7 +129,7 @@ class _ResultSchema:
         from validator.report import model
 
         marks: set[str] = set()
-        extra: dict[str, Any] = {}
+        extra: dict[str, JSONValue] = {}
         form: model.Form | None = None
         shape: type | None = None
         if typing.get_origin(tp) is typing.Annotated:
@@ -150,7 +155,7 @@ class _ResultSchema:
         if "published" in extra:
             return extra.pop("published"), marks
         props = extra.pop("properties", None)
-        node: dict[str, Any]
+        node: dict[str, JSONValue]
         if shape is not None:
             node = self.object_of(shape)
         elif tp is typing.Any:

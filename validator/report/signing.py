@@ -22,10 +22,15 @@ import base64
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.errors import SpecCheckError
 from validator.io.atomic import write_atomic
+
+if TYPE_CHECKING:  # cryptography is imported only where a key is read
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+    from validator.report.model import JSONValue
 
 ALGORITHM = "ed25519"
 CANONICALIZATION = "spec-check/canonical-json/1"  # sorted keys, compact, UTF-8
@@ -37,13 +42,13 @@ class KeyFileError(SpecCheckError):
     """A key file that is missing, unreadable or not the expected kind of key."""
 
 
-def canonical(obj: Any) -> bytes:
+def canonical(obj: JSONValue) -> bytes:
     return json.dumps(
         obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
 
 
-def payload(document: dict[str, Any], meta: dict[str, Any]) -> bytes:
+def payload(document: dict[str, JSONValue], meta: dict[str, JSONValue]) -> bytes:
     body = {k: v for k, v in document.items() if k != "signature"}
     return DOMAIN + canonical({"result": body, "signature": meta})
 
@@ -84,7 +89,7 @@ def _read_key_bytes(path: Path) -> bytes:
         raise KeyFileError(exc.problem, file=str(path)) from None
 
 
-def load_private_key(path: Path) -> Any:
+def load_private_key(path: Path) -> Ed25519PrivateKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -100,7 +105,7 @@ def load_private_key(path: Path) -> Any:
     return key
 
 
-def load_public_key(path: Path) -> Any:
+def load_public_key(path: Path) -> Ed25519PublicKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -116,14 +121,14 @@ def load_public_key(path: Path) -> Any:
     return key
 
 
-def _raw_public(public_key: Any) -> bytes:
+def _raw_public(public_key: Ed25519PublicKey) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
     raw: bytes = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return raw
 
 
-def sign_document(document: dict[str, Any], key_path: Path) -> dict[str, Any]:
+def sign_document(document: dict[str, JSONValue], key_path: Path) -> dict[str, JSONValue]:
     """The document with a ``signature`` block (an existing one is replaced)."""
     from validator.clock import now_utc
 
@@ -144,7 +149,7 @@ def sign_document(document: dict[str, Any], key_path: Path) -> dict[str, Any]:
     return {**body, "signature": {**meta, "value": base64.b64encode(sig).decode("ascii")}}
 
 
-def verify_document(document: Any, key_path: Path, where: str) -> str | None:
+def verify_document(document: JSONValue, key_path: Path, where: str) -> str | None:
     """None when intact; otherwise why not. Unusable input raises SpecCheckError (exit 2)."""
     from cryptography.exceptions import InvalidSignature
 
@@ -187,7 +192,7 @@ def verify_document(document: Any, key_path: Path, where: str) -> str | None:
     return None
 
 
-def check_facts(document: dict[str, Any], facts_path: Path) -> str | None:
+def check_facts(document: dict[str, JSONValue], facts_path: Path) -> str | None:
     """None when the facts file's digest is one of the result's subjects' ``facts_digest``;
     otherwise why not. The digest is ``sha256:`` + the hex SHA-256 of the document's
     ``facts`` object as JSON with keys sorted, separators ``,`` and ``:``, ASCII escapes

@@ -30,12 +30,15 @@ from dataclasses import replace
 from datetime import date, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from validator.clock import today_utc
 from validator.errors import RuleFileError
 from validator.report.model import Finding, Report, Status
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
 # fail and warn: a known verdict someone accepts. An error is an unknown, and unknown is never
@@ -78,7 +81,7 @@ class Waiver:
     def matches(self, f: Finding) -> bool:
         return self.id in (f.rule, f.requirement) and subject_matches(self.subject, f)
 
-    def record(self, today: date) -> dict[str, Any]:
+    def record(self, today: date) -> dict[str, JSONValue]:
         """What a waived finding carries (``Finding.waiver``)."""
         return {
             "id": self.id,
@@ -132,7 +135,7 @@ def _pair(item: str) -> tuple[str, str] | None:
     return (a, b) if sep and a and b else None
 
 
-def _line(node: Any, key: Any = None) -> int | None:
+def _line(node: object, key: object = None) -> int | None:
     if key is not None:
         lines = getattr(node, "key_lines", None) or {}
         if key in lines:
@@ -140,7 +143,7 @@ def _line(node: Any, key: Any = None) -> int | None:
     return getattr(node, "line", None) or None
 
 
-def _date(raw: Any) -> date | None:
+def _date(raw: object) -> date | None:
     if isinstance(raw, datetime):
         return raw.date()
     if isinstance(raw, date):
@@ -153,7 +156,7 @@ def _date(raw: Any) -> date | None:
     return None
 
 
-def _entry(raw: Any, index: int, where: str, fallback: int | None, known: set[str]) -> Waiver:
+def _entry(raw: object, index: int, where: str, fallback: int | None, known: set[str]) -> Waiver:
     line = _line(raw) or fallback
     if not isinstance(raw, dict):
         raise WaiverFileError(
@@ -269,7 +272,7 @@ def apply_waivers(
     day = today or today_utc()
     matched: set[int] = set()
 
-    def pick(f: Finding) -> dict[str, Any] | None:
+    def pick(f: Finding) -> dict[str, JSONValue] | None:
         hits = [
             (not w.active_on(day), w.id != f.rule, i, w)
             for i, w in enumerate(waivers)

@@ -45,7 +45,7 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 try:  # CPython's own SHA-256: the same digest as hashlib's, without loading OpenSSL (start-up)
     from _sha2 import sha256  # Python 3.12+
@@ -57,6 +57,19 @@ except ImportError:
 
 from validator import __version__
 from validator.io.resources import rules_dir, spec_dir
+
+if TYPE_CHECKING:  # types only: the compile stays light on the start path
+    from validator.report.model import JSONValue
+    from validator.rules.rulemodel import Condition, FactInfo, Rule, RulePack, Spec
+
+    # (spec, fact catalogue, rule pack: None where not asked for)
+    Compiled = tuple[Spec, dict[str, FactInfo], RulePack | None]
+
+
+class _Digest(Protocol):
+    """What ``_hash_file`` feeds: a hashlib object."""
+
+    def update(self, data: bytes, /) -> None: ...
 
 FORMAT = "1"  # bump when the entry layout changes
 COMPILER_MODULES = (
@@ -77,7 +90,7 @@ _MAGIC = b"spec-check-compiled "
 
 
 def load_bundled(spec_version: str, rules_version: str | None = None, *,
-                 pack: bool = True) -> tuple[Any, dict[str, Any], Any]:
+                 pack: bool = True) -> Compiled:
     """``(spec, fact catalogue, rule pack)`` for a run of the bundled pack, as
     ``load_spec``, ``load_fact_catalogue`` and ``load_pack`` give them (the pack is None
     with ``pack=False``). Raises what they raise, at file:line."""
@@ -96,7 +109,7 @@ def load_bundled(spec_version: str, rules_version: str | None = None, *,
     return spec, catalogue, rule_pack
 
 
-def _compile(spec_version: str, rules_version: str | None, pack: bool) -> tuple[Any, dict[str, Any], Any]:
+def _compile(spec_version: str, rules_version: str | None, pack: bool) -> Compiled:
     from validator.rules.loader import load_pack
     from validator.rules.spec import load_fact_catalogue, load_spec
 
@@ -109,7 +122,7 @@ def _compile(spec_version: str, rules_version: str | None, pack: bool) -> tuple[
 # ---- JSON, and the objects rebuilt from it ---------------------------------------------------
 
 
-def _dump(spec: Any, catalogue: dict[str, Any], rule_pack: Any) -> bytes | None:
+def _dump(spec: Spec, catalogue: dict[str, FactInfo], rule_pack: RulePack | None) -> bytes | None:
     """The compile as JSON, or None where JSON would not give the same objects back."""
     from validator.rules.rulemodel import plain
 
@@ -131,7 +144,7 @@ def _dump(spec: Any, catalogue: dict[str, Any], rule_pack: Any) -> bytes | None:
     return body
 
 
-def _rebuild(data: dict[str, Any], pack: bool) -> tuple[Any, dict[str, Any], Any]:
+def _rebuild(data: dict[str, JSONValue], pack: bool) -> Compiled:
     from validator.rules.rulemodel import (
         Check,
         Condition,
@@ -149,7 +162,7 @@ def _rebuild(data: dict[str, Any], pack: bool) -> tuple[Any, dict[str, Any], Any
                 requirements=[Requirement(**r) for r in s["requirements"]],
                 parameters={k: Parameter(**p) for k, p in s["parameters"].items()})
 
-    def fact(d: dict[str, Any]) -> Any:
+    def fact(d: dict[str, JSONValue]) -> FactInfo:
         return FactInfo(d["name"], d["type"], d["unit"], d["label"],
                         {k: fact(v) for k, v in d["fields"].items()}, d["values"])
 
@@ -157,10 +170,10 @@ def _rebuild(data: dict[str, Any], pack: bool) -> tuple[Any, dict[str, Any], Any
     if not pack:
         return spec, catalogue, None
 
-    def conditions(items: list[dict[str, Any]] | None) -> Any:
+    def conditions(items: list[dict[str, JSONValue]] | None) -> list[Condition] | None:
         return None if items is None else [Condition(**c) for c in items]
 
-    def rule(d: dict[str, Any]) -> Any:
+    def rule(d: dict[str, JSONValue]) -> Rule:
         return Rule(**{**d, "check": Check(**d["check"]), "when": conditions(d["when"]),
                        "where": conditions(d["where"]), "filter": conditions(d["filter"]),
                        "if_empty": None if d["if_empty"] is None else IfEmpty(**d["if_empty"])})
@@ -208,7 +221,7 @@ def _files(root: str, rel: str) -> list[str]:
     return out
 
 
-def _hash_file(h: Any, path: str, name: str) -> None:
+def _hash_file(h: _Digest, path: str, name: str) -> None:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -256,7 +269,7 @@ def _entry_path(key: str) -> Path | None:
     return None if d is None else d / f"pack-{key}.json"
 
 
-def _read(key: str) -> dict[str, Any] | None:
+def _read(key: str) -> dict[str, JSONValue] | None:
     path = _entry_path(key)
     if path is None or not _own_dir(path.parent):
         return None

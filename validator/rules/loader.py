@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
 from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError
@@ -36,6 +36,10 @@ from validator.rules.rulemodel import (
 from validator.rules.spec import FactInfo, Spec
 from validator.values.units import parse_quantity
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+    from validator.values.units import Quantity
+
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
            "load_pack", "pack_dir_for", "pack_versions"]
 # The rule format itself (Rule, Check, ... RulePack) is validator/rules/rulemodel.py; these names
@@ -46,7 +50,15 @@ def _version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", v))
 
 
-def _validate(model: str, data: Any, path: Path) -> Any:
+@overload
+def _validate(model: Literal["PackFile"], data: JSONValue, path: Path) -> PackFile: ...
+
+
+@overload
+def _validate(model: Literal["RuleFile"], data: JSONValue, path: Path) -> RuleFile: ...
+
+
+def _validate(model: str, data: JSONValue, path: Path) -> PackFile | RuleFile:
     """A rule or pack file as rulemodel objects, validated by pydantic (its error at
     file:line). Only a compile runs this: the bundled pack comes from compiled.py's cache."""
     from validator.rules import validation_models
@@ -54,7 +66,7 @@ def _validate(model: str, data: Any, path: Path) -> Any:
     return validation_models.validate(model, data, str(path), RuleFileError)
 
 
-def _index(root: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+def _index(root: Path) -> tuple[Path, dict[str, JSONValue], dict[str, JSONValue]]:
     """``rules/index.yaml``: ``versions`` (spec version -> the pack a run uses by default)
     and ``packs`` (pack version -> directory: every bundled pack, for --rules-version)."""
     index_path = root / "index.yaml"
@@ -94,7 +106,8 @@ def pack_dir_for(spec_version: str, root: Path | None = None, rules_version: str
     return root / str(versions[spec_version])
 
 
-Origins = dict[str, tuple[str, Any, tuple[Any, ...]]]  # rule id -> (file, parsed data, path in it)
+Loc: TypeAlias = "tuple[str | int, ...]"  # where in a file's parsed data: keys and list positions
+Origins: TypeAlias = "dict[str, tuple[str, JSONValue, Loc]]"  # rule id -> (file, parsed data, path in it)
 
 
 def _rule_files(pack_path: Path) -> list[Path]:
@@ -157,7 +170,7 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
 class _Problem(Exception):
     """A rule that does not fit the spec or the fact catalogue; ``loc`` is where in the rule."""
 
-    def __init__(self, message: str, loc: tuple[Any, ...] = ()):
+    def __init__(self, message: str, loc: Loc = ()):
         super().__init__(message)
         self.problem, self.loc = message, loc
 
@@ -244,7 +257,7 @@ def _check_rule(rule: Rule, spec: Spec, catalogue: dict[str, FactInfo]) -> None:
 
 
 def _check_operation(check: Check, info: FactInfo, what: str, spec: Spec, catalogue: dict[str, FactInfo],
-                     fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
+                     fields: dict[str, FactInfo], loc: Loc) -> None:
     """The operator suits the fact's type; every value reference exists; units are of the
     fact's dimension (400 Gb/s against a byte count is a load error, not a run-time ERROR)."""
     allowed = _OP_TYPES.get(check.op)
@@ -265,8 +278,8 @@ def _dimension(unit: str | None) -> str | None:
         return None
 
 
-def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: dict[str, FactInfo],
-                 fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
+def _check_value(value: JSONValue, info: FactInfo, what: str, spec: Spec, catalogue: dict[str, FactInfo],
+                 fields: dict[str, FactInfo], loc: Loc) -> None:
     if isinstance(value, list):
         for i, v in enumerate(value):
             _check_value(v, info, what, spec, catalogue, fields, (*loc, i))
@@ -298,7 +311,7 @@ def _check_value(value: Any, info: FactInfo, what: str, spec: Spec, catalogue: d
                     _quantity(v, (*loc, "args", k))
         return
     if info.type in _NUMERIC and isinstance(value, str) and value[:1].isdigit():
-        q = _quantity(value, loc)
+        q = _parsed(value, loc)
         if want is None:
             if q.dimension == "count" and value.strip().replace(".", "", 1).isdigit():
                 raise _Problem(f'"{value}" is a quoted number, but {what} is a plain number: '
@@ -313,19 +326,24 @@ _NUMERIC = frozenset({"int", "number", "quantity", "collection"})
 = "550") or a list of strings it is the string it reads as, whatever it looks like."""
 
 
-def _quantity(value: Any, loc: tuple[Any, ...]) -> Any:
+def _quantity(value: JSONValue, loc: Loc) -> Quantity | None:
     """A string that starts with a digit, as a quantity: a bad unit ("1 Gibibyte") is a load
     error naming file:line, not an ERROR finding on every node."""
     if not (isinstance(value, str) and value[:1].isdigit()):
         return None
+    return _parsed(value, loc)
+
+
+def _parsed(value: str, loc: Loc) -> Quantity:
+    """``value`` (a string that starts with a digit) as a quantity (see ``_quantity``)."""
     try:
         return parse_quantity(value)
     except UnitError as exc:
         raise _Problem(exc.problem, loc) from None
 
 
-def _check_refs_only(value: dict[str, Any], spec: Spec, catalogue: dict[str, FactInfo],
-                     fields: dict[str, FactInfo], loc: tuple[Any, ...]) -> None:
+def _check_refs_only(value: dict[str, JSONValue], spec: Spec, catalogue: dict[str, FactInfo],
+                     fields: dict[str, FactInfo], loc: Loc) -> None:
     if "param" in value and value["param"] not in spec.parameters:
         raise _Problem(f'unknown parameter "{value["param"]}"', loc)
     if "field" in value and value["field"] not in fields:
@@ -339,7 +357,7 @@ _ADDED_IN_1_1 = {"cite_source": False, "param": None, "otherwise": "skip", "cite
 where they hold the default, so an unchanged pack keeps the digest its results recorded."""
 
 
-def _canonical(data: Any) -> Any:
+def _canonical(data: JSONValue) -> JSONValue:
     if isinstance(data, dict):
         return {k: _canonical(v) for k, v in data.items()
                 if not (k in _ADDED_IN_1_1 and v == _ADDED_IN_1_1[k])}

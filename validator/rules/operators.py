@@ -9,21 +9,24 @@ unit (see engine.py); operators never see units or parameters.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # types only: the result model is a later stage's
+    from validator.report.model import JSONValue
 
 
 class Operator(NamedTuple):
-    test: Callable[[Any, Any], bool]
+    test: Callable[[JSONValue, JSONValue], bool]
     sentence: str  # "{label}" and "{value}" are filled in by the engine
     needs_value: bool = True
 
 
-def _num(x: Any) -> bool:
+def _num(x: JSONValue) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _ordered(op: Callable[[float, float], bool]) -> Callable[[Any, Any], bool]:
-    def test(actual: Any, expected: Any) -> bool:
+def _ordered(op: Callable[[float, float], bool]) -> Callable[[JSONValue, JSONValue], bool]:
+    def test(actual: JSONValue, expected: JSONValue) -> bool:
         if not (_num(actual) and _num(expected)):
             raise TypeError(f"cannot compare {actual!r} with {expected!r} as numbers")
         return op(actual, expected)
@@ -31,7 +34,7 @@ def _ordered(op: Callable[[float, float], bool]) -> Callable[[Any, Any], bool]:
     return test
 
 
-def _eq(actual: Any, expected: Any) -> bool:
+def _eq(actual: JSONValue, expected: JSONValue) -> bool:
     if isinstance(actual, str) and isinstance(expected, str):
         return actual.casefold() == expected.casefold()
     if type(actual) is int and isinstance(expected, str) and expected.strip().isdigit():
@@ -39,35 +42,35 @@ def _eq(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
-def _in(actual: Any, allowed: Any) -> bool:
+def _in(actual: JSONValue, allowed: JSONValue) -> bool:
     return any(_eq(actual, a) for a in allowed)
 
 
-def _contains_none(actual: Any, banned: Any) -> bool:
+def _contains_none(actual: JSONValue, banned: JSONValue) -> bool:
     if not isinstance(actual, (list, tuple)):
         raise TypeError(f"expected a list, got {actual!r}")
     return not any(_in(a, banned) for a in actual)
 
 
-def _contains_all(actual: Any, wanted: Any) -> bool:
+def _contains_all(actual: JSONValue, wanted: JSONValue) -> bool:
     if not isinstance(actual, (list, tuple)):
         raise TypeError(f"expected a list, got {actual!r}")
     return all(_in(w, actual) for w in wanted)
 
 
-def _between(actual: Any, bounds: Any) -> bool:
+def _between(actual: JSONValue, bounds: JSONValue) -> bool:
     lo, hi = bounds
     return _ordered(lambda a, _: lo <= a <= hi)(actual, lo)
 
 
-def _divides(actual: Any, divisor: Any) -> bool:
+def _divides(actual: JSONValue, divisor: JSONValue) -> bool:
     if not (_num(actual) and _num(divisor)) or divisor == 0:
         raise TypeError(f"cannot test {actual!r} for divisibility by {divisor!r}")
     return float(actual) % float(divisor) == 0
 
 
-def _is(flag: bool) -> Callable[[Any, Any], bool]:
-    def test(actual: Any, _: Any) -> bool:
+def _is(flag: bool) -> Callable[[JSONValue, JSONValue], bool]:
+    def test(actual: JSONValue, _: JSONValue) -> bool:
         if not isinstance(actual, bool):
             raise TypeError(f"expected true or false, got {actual!r}")
         return actual is flag

@@ -17,13 +17,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.runs.cadence import Family, Gap, Stream
 from validator.runs.families import MON01
 from validator.runs.measure import RunEvidence
 from validator.runs.recovery import Incident, incidents
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 NOT_GIVEN = "no run given (lint --run DIR)"
 
@@ -106,7 +109,7 @@ def _gap_text(g: Gap, med: float | None) -> str:
     return f"step {g.step_from} -> {g.step_to}: {times} from {_utc(g.wall_from)} to {_utc(g.wall_to)}{ratio}"
 
 
-def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = ()) -> dict[str, Any]:
+def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = ()) -> dict[str, JSONValue]:
     loc = {"file": s.name}
     src = f"{_names(f)} in {s.name}: {f.emissions} emissions"
     med_w, p95_w = f.wall_gap(0.5), f.wall_gap(0.95)
@@ -160,7 +163,7 @@ def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] =
 
 
 def mon02(ev: RunEvidence) -> Fact:
-    members: list[dict[str, Any]] = []
+    members: list[dict[str, JSONValue]] = []
     fams = sorted({name for s in ev.streams for name in s.families})
     for fam in fams:
         b = _best(ev, fam)
@@ -176,13 +179,13 @@ def mon02(ev: RunEvidence) -> Fact:
 
 
 def rec02(ev: RunEvidence) -> Fact:
-    members: list[dict[str, Any]] = []
+    members: list[dict[str, JSONValue]] = []
     for inc in incidents(ev.log_events, ev.log_texts, ev.streams):
         members.append(_incident_item(inc))
     return items(members, source=", ".join(ev.roots))
 
 
-def _incident_item(inc: Incident) -> dict[str, Any]:
+def _incident_item(inc: Incident) -> dict[str, JSONValue]:
     r, s, e = inc.restart, inc.stream, inc.failure
     secs = inc.seconds
     if e is not None:
@@ -230,7 +233,7 @@ def run_facts(ev: RunEvidence) -> dict[str, Fact]:
     return out
 
 
-def listing(ev: RunEvidence) -> dict[str, Any]:
+def listing(ev: RunEvidence) -> dict[str, JSONValue]:
     """The result's ``extra["run"]``: which files were read as what, and which were passed
     over and why (every file of the run folders is in one of the two lists)."""
     return {"folders": ev.roots, "read": ev.read, "passed_over": ev.passed,

@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 FAMILIES = ("loss", "throughput", "gradient_stats", "memory", "gpu_utilization", "collective_latency",
             "energy")
@@ -42,7 +45,7 @@ def _table() -> _Table:
     import yaml
 
     # beside this module (a wheel carries the package's files): read once per process
-    data: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "tags.yaml").read_text("utf-8"))
+    data: dict[str, JSONValue] = yaml.safe_load((Path(__file__).parent / "tags.yaml").read_text("utf-8"))
     exact: dict[str, Match] = {}
     prefix: list[tuple[str, Match]] = []
     pattern: list[tuple[re.Pattern[str], Match]] = []

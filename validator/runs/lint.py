@@ -12,12 +12,17 @@ failed). A run folder where nothing could be read is exit 2, never a silent skip
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from validator.report.model import Finding, JSONValue, Report
+    from validator.rules.rulemodel import RulePack
 
 RUN_KEY = "run"  # the document key that carries the read/passed-over listing (not evaluated)
 
 
-def add_run(docs: list[dict[str, Any]], runs: tuple[Path, ...], logs: tuple[Path, ...]) -> list[dict[str, Any]]:
+def add_run(docs: list[dict[str, JSONValue]], runs: tuple[Path, ...],
+            logs: tuple[Path, ...]) -> list[dict[str, JSONValue]]:
     from validator import __version__
     from validator.clock import now_utc
     from validator.errors import SpecCheckError
@@ -55,7 +60,7 @@ def add_run(docs: list[dict[str, Any]], runs: tuple[Path, ...], logs: tuple[Path
     return docs
 
 
-def finish_report(report: Any, docs: list[dict[str, Any]], pack: Any) -> Any:
+def finish_report(report: Report, docs: list[dict[str, JSONValue]], pack: RulePack) -> Report:
     """The report with ``extra["run"]`` (files read and passed over), and for a run judged
     alone only the findings of rules whose facts the run has."""
     from dataclasses import replace
@@ -67,7 +72,7 @@ def finish_report(report: Any, docs: list[dict[str, Any]], pack: Any) -> Any:
     if alone:
         rules = {r.id: r for r in pack.rules}
 
-        def shown(f: Any) -> bool:
+        def shown(f: Finding) -> bool:
             have = alone.get(f.subject)
             if have is None:
                 return True
@@ -85,7 +90,7 @@ def finish_report(report: Any, docs: list[dict[str, Any]], pack: Any) -> Any:
     return replace(report, extra={**report.extra, "run": extra})
 
 
-def _verdict(findings: tuple[Any, ...], name: str) -> dict[str, Any]:
+def _verdict(findings: tuple[Finding, ...], name: str) -> dict[str, JSONValue]:
     from validator.report.model import summarize
 
     s = summarize([f for f in findings if f.subject == name])

@@ -13,12 +13,16 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.runs import readers
 from validator.runs.cadence import Stream
 from validator.runs.families import Classifier
 from validator.runs.sniff import survey
+
+if TYPE_CHECKING:
+    from validator.jobs.recovery_log import Event
+    from validator.report.model import JSONValue
 
 _TS = re.compile(r"tfevents\.(\d+)")
 
@@ -31,10 +35,10 @@ AS = {"tensorboard": "TensorBoard event file", "csv": "metrics CSV", "jsonl": "J
 class RunEvidence:
     roots: list[str]
     streams: list[Stream] = field(default_factory=list)
-    read: list[dict[str, Any]] = field(default_factory=list)  # {"file", "as", "note"?}
+    read: list[dict[str, JSONValue]] = field(default_factory=list)  # {"file", "as", "note"?}
     passed: list[dict[str, str]] = field(default_factory=list)  # {"file", "why"}
     errors: list[readers.RunFileError] = field(default_factory=list)
-    log_events: list[Any] = field(default_factory=list)  # recovery_log.Event
+    log_events: list[Event] = field(default_factory=list)
     log_texts: dict[str, bool] = field(default_factory=dict)  # file -> has a dated (ISO) line
 
     def metric_sources(self) -> int:
@@ -67,7 +71,7 @@ def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scala
     ev.streams.append(stream)
     for p in files:
         t = tails.get(str(p))
-        rec: dict[str, Any] = {"file": str(p), "as": what}
+        rec: dict[str, JSONValue] = {"file": str(p), "as": what}
         if t is not None and t.bytes:
             rec["note"] = f"last {t.bytes} bytes passed over: {t.what}, the file is still being written"
         ev.read.append(rec)

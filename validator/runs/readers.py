@@ -28,10 +28,13 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from validator.runs.cadence import RESTART_MARK
 from validator.values.numbers import Beyond, int_text, text_problem
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 Scalar = tuple[str, int | None, float | None, float]
 
@@ -67,7 +70,7 @@ class Tail:
     what: str = ""
 
 
-def _tb() -> tuple[Any, Any, Any]:
+def _tb() -> tuple[Any, Any, Any]:  # Any: tensorboard's objects (no type stubs), or Nones
     """tensorboard's record iterator, Event class and DataLossError, or Nones.
 
     The iterator is the one beneath ``RawEventFileLoader`` (``_make_tf_record_iterator``:
@@ -84,7 +87,7 @@ def _tb() -> tuple[Any, Any, Any]:
     return event_file_loader._make_tf_record_iterator, event_pb2.Event, tf.errors.DataLossError
 
 
-def _tensor_scalar(t: Any) -> float | None:
+def _tensor_scalar(t: Any) -> float | None:  # Any: a tensorboard TensorProto (no type stubs)
     """A TF2 ``tf.summary.scalar`` value: a rank-0 float or double tensor."""
     if t.tensor_shape.dim:
         return None
@@ -161,13 +164,13 @@ def event_files(paths: list[Path], tails: dict[str, Tail], errors: list[RunFileE
             errors.append(RunFileError(str(p), None, f"cannot be read ({exc.strerror or exc})"))
 
 
-def _num(x: Any) -> float | None:
+def _num(x: JSONValue) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
     return float(x)
 
 
-def _step_of(rec: dict[str, Any]) -> tuple[str | None, int | None]:
+def _step_of(rec: dict[str, JSONValue]) -> tuple[str | None, int | None]:
     for k in STEP_KEYS:
         v = rec.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
@@ -175,7 +178,7 @@ def _step_of(rec: dict[str, Any]) -> tuple[str | None, int | None]:
     return None, None
 
 
-def _time_of(rec: dict[str, Any]) -> tuple[str | None, float | None]:
+def _time_of(rec: dict[str, JSONValue]) -> tuple[str | None, float | None]:
     for k in TIME_KEYS:
         v = _num(rec.get(k))
         if v is not None and math.isfinite(v) and v > 1e8:  # Unix seconds (ms above 1e11)
@@ -186,7 +189,7 @@ def _time_of(rec: dict[str, Any]) -> tuple[str | None, float | None]:
 MAX_LINE = 1024 * 1024  # a metric record is a few hundred bytes; a longer line is no metric log
 
 
-def _lines(f: Any, path: Path) -> Iterator[tuple[int, str]]:
+def _lines(f: TextIO, path: Path) -> Iterator[tuple[int, str]]:
     """(number, line) with each line read to at most MAX_LINE characters: a file of one
     10 GB line must not be held in memory to find out it is not a metric log."""
     n = 0

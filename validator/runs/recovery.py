@@ -23,18 +23,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.runs.cadence import Restart, Stream
+
+if TYPE_CHECKING:
+    from validator.jobs.recovery_log import Event
 
 
 @dataclass(frozen=True)
 class Incident:
-    failure: Any | None  # recovery_log.Event, or None: a restart seen only in the metrics
+    failure: Event | None  # None: a restart seen only in the metrics
     failure_time: float | None
     restart: Restart | None
     stream: Stream | None
-    log_resume: Any | None = None  # recovery_log.Event when the log alone shows the resume
+    log_resume: Event | None = None  # when the log alone shows the resume
     year_from_metrics: bool = False
 
     @property
@@ -80,7 +83,7 @@ def _merged(restarts: list[tuple[Restart, Stream]]) -> list[tuple[Restart, Strea
     return out
 
 
-def incidents(log_events: list[Any], dated: dict[str, bool], streams: list[Stream]) -> list[Incident]:
+def incidents(log_events: list[Event], dated: dict[str, bool], streams: list[Stream]) -> list[Incident]:
     from validator.jobs.recovery_log import incidents as log_incidents
 
     timed = [s for s in streams if s.timed]
@@ -92,8 +95,8 @@ def incidents(log_events: list[Any], dated: dict[str, bool], streams: list[Strea
         if not e.failure or not e.timed:
             continue
         fixed = near is not None and not dated.get(e.file, True)
-        t = _fix_year(e.time, near) if fixed and near is not None else e.time
-        fails.append((e, _unix(t), fixed))
+        when = _fix_year(e.time, near) if fixed and near is not None else e.time
+        fails.append((e, _unix(when), fixed))
     fails.sort(key=lambda f: f[1])
     out: list[Incident] = []
     used: set[int] = set()

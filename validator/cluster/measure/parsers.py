@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from validator.report.model import JSONValue
 
 
 class MeasureError(Exception):
@@ -26,7 +31,7 @@ class MeasureError(Exception):
 _LINE_START_BRACE = re.compile(r"(?m)^[ \t\r]*\{")
 
 
-def json_object(text: str, accept: Any = None) -> dict[str, Any]:
+def json_object(text: str, accept: Callable[[dict[str, JSONValue]], bool] | None = None) -> dict[str, JSONValue]:
     """The JSON object in ``text``, tolerating noise around it.
 
     Over ssh a login banner or motd can precede a command's output, and over a
@@ -41,7 +46,7 @@ def json_object(text: str, accept: Any = None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         first_error = exc
     decoder = json.JSONDecoder()
-    fallback: dict[str, Any] | None = None
+    fallback: dict[str, JSONValue] | None = None
     for m in _LINE_START_BRACE.finditer(text):
         try:
             obj, _end = decoder.raw_decode(text, m.end() - 1)
@@ -141,14 +146,14 @@ def ib_write_lat_us(text: str) -> float:
     raise MeasureError("ib_write_lat printed no result row (expected a '#bytes ... t_typical' table)")
 
 
-def nccl_busbw(text: str) -> dict[str, Any]:
+def nccl_busbw(text: str) -> dict[str, JSONValue]:
     """Bus bandwidth at the largest message size of an nccl-tests run.
 
     Returns ``{"size": bytes, "busbw_gbs": GB/s (out-of-place), "wrong": int|None}``.
     Columns are found from the header row, so versions with and without ``root`` work.
     """
     columns: list[str] | None = None
-    best: dict[str, Any] | None = None
+    best: dict[str, JSONValue] | None = None
     for line in text.splitlines():
         s = line.strip()
         if s.startswith("#"):
@@ -200,7 +205,7 @@ def ping_avg_ms(text: str) -> float:
 TORCH_MARK = "SPEC_CHECK_ALLREDUCE "
 
 
-def torch_allreduce(text: str) -> dict[str, Any]:
+def torch_allreduce(text: str) -> dict[str, JSONValue]:
     """``{"size": bytes, "busbw_gbs": GB/s, "world": ranks}`` from the torch.distributed
     fallback's rank-0 line (``SPEC_CHECK_ALLREDUCE {json}``); busbw as nccl-tests defines it
     for all_reduce: algbw x 2(n-1)/n, from the slowest rank's time."""

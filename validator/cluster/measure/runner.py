@@ -28,13 +28,18 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, TYPE_CHECKING, cast
 
 from validator.cluster import proc
 from validator.cluster.measure import parsers
 from validator.cluster.plan import Pair, Round
 from validator.cluster.transports import Transport
 from validator.facts.document import error, value
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from validator.report.model import JSONValue
 
 
 @dataclass
@@ -82,15 +87,16 @@ def target(transport: Transport, host: str, opts: MeasureOptions) -> tuple[str, 
     return transport.address(host), f"{getattr(transport, 'name', 'transport')} address"
 
 
-def _wait_for(p: Any, marker: bytes, deadline: float) -> bytes:
+def _wait_for(p: subprocess.Popen[bytes], marker: bytes, deadline: float) -> bytes:
     """Read a server's stdout until ``marker`` shows up (it is listening) or the deadline."""
     seen = b""
+    stdout = cast("IO[bytes]", p.stdout)  # not None: proc.start pipes it
     sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ)
+    sel.register(stdout, selectors.EVENT_READ)
     try:
         while marker not in seen and time.monotonic() < deadline and p.poll() is None:
             if sel.select(timeout=0.1):
-                chunk = os.read(p.stdout.fileno(), 4096)
+                chunk = os.read(stdout.fileno(), 4096)
                 if not chunk:
                     break
                 seen += chunk
@@ -196,7 +202,7 @@ def resolve_fabric(
 
 def measure_latency(
     transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     try:
         addr, origin = target(transport, b, opts)
     except parsers.MeasureError as exc:
@@ -262,7 +268,7 @@ class _PairError(Exception):
 
 def measure_ib_write_lat(
     transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """One-way RDMA latency (us) with ``ib_write_lat``, server on ``b``, client on ``a``:
     NET-04's number where both hosts have an ACTIVE RDMA port (ICMP over the management
     network says little about the fabric a collective uses)."""
@@ -279,7 +285,7 @@ def measure_ib_write_lat(
 
 def measure_iperf3(
     transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, JSONValue], dict[str, JSONValue] | None]:
     """(throughput fact in Gb/s, mean TCP RTT fact in us or None)."""
     life = opts.seconds + opts.timeout
     try:
@@ -323,7 +329,7 @@ def measure_iperf3(
 
 def measure_ib_write_bw(
     transport: Transport, a: str, b: str, opts: MeasureOptions, registry: proc.Registry
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     try:
         src, text = _perftest("ib_write_bw", transport, a, b, opts, registry,
                               f"--report_gbits -F -D {opts.seconds} -p {opts.port + 1000}",
@@ -342,10 +348,10 @@ def measure_pair(
     opts: MeasureOptions,
     registry: proc.Registry,
     tools: Sequence[str],
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """The fields of one ``cluster.pairs`` item."""
     a, b = pair
-    fields: dict[str, Any] = {
+    fields: dict[str, JSONValue] = {
         "direction": value(f"{a}->{b}"),
         "sender": value(a),
         "receiver": value(b),
@@ -394,8 +400,8 @@ def run_rounds(
     registry: proc.Registry,
     tools: Sequence[str],
     on_pair: Callable[[Pair], None] = lambda p: None,
-    results: dict[Pair, dict[str, Any]] | None = None,
-) -> dict[Pair, dict[str, Any]]:
+    results: dict[Pair, dict[str, JSONValue]] | None = None,
+) -> dict[Pair, dict[str, JSONValue]]:
     """Each round's pairs at once (no host is in two), the rounds one after another.
 
     ``results`` is filled as pairs finish, so that a caller interrupted by Ctrl-C still
@@ -443,18 +449,18 @@ TORCH_TOOL = "torch.distributed all_reduce"
 
 def collective_fields(
     tool: str,
-    measured: dict[str, Any] | parsers.MeasureError,
+    measured: dict[str, JSONValue] | parsers.MeasureError,
     source: str,
     label: str,
     gpus_per_host: int,
     n_hosts: int,
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """The ``cluster.collectives`` "all_reduce" fields, for either tool, measured or not.
 
     ``measured`` is the parser's ``{"busbw_gbs", "size"}`` or the error that stopped it;
     ``label`` starts the per-GPU number's source (the command, or the tool's name where the
     command is too long to quote). The same tool name whether it succeeded or failed."""
-    fields: dict[str, Any] = {
+    fields: dict[str, JSONValue] = {
         "tool": value(tool),
         "gpus_per_host": value(gpus_per_host),
         "hosts": value(n_hosts),
@@ -525,7 +531,7 @@ def run_nccl(
     registry: proc.Registry,
     timeout: float = 600,
     interface: str | None = None,
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[dict[str, JSONValue] | None, str | None]:
     """(fields of the ``cluster.collectives`` "all_reduce" item, None), or (None, why it
     could not run) when the launcher or all_reduce_perf is missing.
 
@@ -557,7 +563,7 @@ def run_nccl(
     try:
         if out.timed_out:
             raise parsers.MeasureError(f"all_reduce_perf timed out after {timeout:g} s")
-        r: dict[str, Any] | parsers.MeasureError = parsers.nccl_busbw(out.stdout)
+        r: dict[str, JSONValue] | parsers.MeasureError = parsers.nccl_busbw(out.stdout)
     except parsers.MeasureError as exc:
         r = exc
     return collective_fields(NCCL_TOOL, r, cmd, cmd, gpus_per_host, len(hosts)), None
@@ -569,6 +575,7 @@ _TORCH_SCRIPT = """
 import json, os, time
 import torch
 import torch.distributed as dist
+
 dist.init_process_group("nccl")
 torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
 n, size, iters = dist.get_world_size(), SIZE, 20
@@ -675,7 +682,7 @@ def run_torch(
     port: int = 29541,
     timeout: float = 600,
     parallel: int = 32,
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[dict[str, JSONValue] | None, str | None]:
     """The torch.distributed all_reduce fallback, where nccl-tests is not installed: the
     same fields as ``run_nccl`` (tool "torch.distributed all_reduce"), or why not.
 
@@ -733,7 +740,7 @@ def run_torch(
     try:
         if outs[0].timed_out:
             raise parsers.MeasureError(f"{TORCH_TOOL} timed out after {timeout:g} s")
-        r: dict[str, Any] | parsers.MeasureError = parsers.torch_allreduce(outs[0].stdout)
+        r: dict[str, JSONValue] | parsers.MeasureError = parsers.torch_allreduce(outs[0].stdout)
     except parsers.MeasureError as exc:
         r = exc
     # the torchrun command carries the whole script: the per-GPU evidence names the tool
