@@ -12,7 +12,6 @@ value that names the path and the errno text, never an exception that loses othe
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +19,10 @@ from typing import Any, Protocol
 
 from validator.facts.document import Fact, error, value
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
+from validator.lazy import Pattern
 
 # domain:bus:device.function; Intel VMD domains have five hex digits (10000:e1:00.0)
-PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+PCI_ADDRESS = Pattern(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 @dataclass

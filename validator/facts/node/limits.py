@@ -23,15 +23,15 @@ MEM-02 finding names the process whose limit it judged.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from validator.facts.document import Fact, error, value
 from validator.facts.node.base import Context, ReadError, read
+from validator.lazy import Pattern
 
 RUNTIMES = ("containerd", "crio", "dockerd")
 UNITS = ("slurmd", "containerd", "docker", "crio")
-_SIZE = re.compile(r"^(\d+)([KMGTPE]?)$")
+_SIZE = Pattern(r"^(\d+)([KMGTPE]?)$")
 
 
 def parse_memlock(text: str) -> int | str:

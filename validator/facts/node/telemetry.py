@@ -27,12 +27,12 @@ through ``validator.io.netfetch`` (a deadline for the whole answer, a size cap).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from validator.facts.document import Fact, error, items, value
 from validator.facts.node.base import Context, ReadError, read
+from validator.lazy import Pattern
 
 NAME = "telemetry"
 FACTS = ("telemetry.exporters", "telemetry.families", "telemetry.scrapes")
@@ -43,7 +43,7 @@ EXPORTERS = ("dcgm-exporter", "nv-hostengine", "node_exporter", "prometheus-node
              "amd-metrics-exporter", "telegraf", "otelcol")
 DEFAULT_UID_MIN = 1000  # shadow-utils' default UID_MIN (login.defs)
 # cgroup path parts of container runtimes (docker, containerd/CRI, CRI-O, podman, Kubernetes)
-_CONTAINER = re.compile(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
+_CONTAINER = Pattern(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
 
 
 @dataclass(frozen=True)
