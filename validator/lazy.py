@@ -64,7 +64,7 @@ class Pattern(Generic[AnyStr]):
     __slots__ = ("_args", "_re")
 
     def __init__(self, pattern: AnyStr, flags: int = 0) -> None:
-        self._args = (pattern, flags)
+        self._args: tuple[AnyStr, int] = (pattern, flags)
         self._re: re.Pattern[AnyStr] | None = None
 
     def compiled(self) -> re.Pattern[AnyStr]:

@@ -36,9 +36,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from validator.lazy import Pattern
+
 MAX_UP = 6  # folders above a config searched for dependency files
 MAX_BYTES = 256 * 1024  # a dependency file larger than this is not read
-_FILES = re.compile(r"^(?:requirements.*\.txt|constraints.*\.txt|pyproject\.toml|setup\.py|setup\.cfg"
+_FILES = Pattern(r"^(?:requirements.*\.txt|constraints.*\.txt|pyproject\.toml|setup\.py|setup\.cfg"
                     r"|environment\.ya?ml)$")
 _OP = r"(?:===|==|~=|>=|<=|!=|<|>|=)"  # a lone "=": conda's prefix match (environment.yml)
 

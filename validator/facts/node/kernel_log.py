@@ -292,12 +292,13 @@ def kmsg_records(reads: Iterable[bytes], only: tuple[str, ...] = ()) -> tuple[li
         line = chunk.decode("utf-8", errors="replace").split("\n", 1)[0]
         m = kmsg(line.rstrip("\r\n"))  # parse_line's first shape, inline
         if m:
-            rec: Record | None = Record(_unescape_kmsg(m.group(4)), int(m.group(3)) / 1e6)
+            rec = Record(_unescape_kmsg(m.group(4)), int(m.group(3)) / 1e6)
         else:
-            rec = parse_line(line)
-            if rec is None:
+            other = parse_line(line)
+            if other is None:
                 unparsed += 1
                 continue
+            rec = other
         n += 1
         if not only or any(x in rec.message for x in only):
             records.append(rec)
