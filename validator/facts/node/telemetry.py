@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from validator.facts.document import Fact, error, items, value
-from validator.facts.node.base import Context, ReadError, read
+from validator.facts.node.base import Context, ReadError, process_table, read
 from validator.lazy import Pattern
 
 NAME = "telemetry"
@@ -209,22 +209,21 @@ def match(name: str, argv0: str) -> str | None:
 
 def _scan(procfs: Path) -> list[Process] | None:
     """Exporter processes under ``procfs`` (this node's /proc, or a recorded tree)."""
-    try:
-        pids = [p for p in procfs.iterdir() if p.name.isdigit()]
-    except OSError:
-        return None
-    if not pids:
+    table = process_table(procfs)  # each comm read once a probe: limits scans it too
+    if not table:
         return None
     found: list[Process] = []
-    for pid in sorted(pids, key=lambda p: int(p.name)):
+    for number, name, comm in table:
+        if comm is None:
+            continue
+        pid = procfs / name
         try:
-            comm = read(pid / "comm")
             argv0 = read(pid / "cmdline").split("\0")[0]
         except ReadError:
             continue
         hit = match(comm, argv0)
         if hit:
-            found.append(Process(int(pid.name), hit, _uid(pid), _cgroup(pid)))
+            found.append(Process(number, hit, _uid(pid), _cgroup(pid)))
     return found
 
 
