@@ -115,8 +115,8 @@ def _find(framework: str, folder: str) -> Pin | None:
     if not pkgs:
         return None
     names = "|".join("[-_]".join(re.escape(w) for w in re.split(r"[-_]", p)) for p in pkgs)
-    rx = re.compile(rf"""(?:^|[\s"'\[,(])({names})\s*(?:\[[^\]]*\])?\s*((?:{_OP}\s*[\w.*+!-]+\s*,?\s*)+)""",
-                    re.I)
+    rx = Pattern(rf"""(?:^|[\s"'\[,(])({names})\s*(?:\[[^\]]*\])?\s*((?:{_OP}\s*[\w.*+!-]+\s*,?\s*)+)""",
+                 re.I)  # compiled at the first line read: most configs have no dependency file near
     for path in _candidates(start):
         try:
             if path.stat().st_size > MAX_BYTES:
