@@ -22,12 +22,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import re
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from validator import lazy
 from validator.errors import UnknownRuleError
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ class Level(_StrEnum):
 
 SCOPES: tuple[str, ...] = tuple(s.value for s in Scope)
 LEVELS: tuple[str, ...] = tuple(lv.value for lv in Level)
-RULE_ID = lazy.Pattern(r"^[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*$")
-REQ_ID = lazy.Pattern(r"^[A-Z]{2,5}-\d{2}$")
+RULE_ID = re.compile(r"^[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+REQ_ID = re.compile(r"^[A-Z]{2,5}-\d{2}$")
 QUANTITY_DIMENSIONS = ("bitrate", "bytes", "duration", "gpu_time", "power", "energy")
 PLAIN_DIMENSIONS = ("count", "ratio", "steps", "string", "list", "bool")
 REF_KEYS = ("param", "field", "fact", "formula")
@@ -72,7 +72,7 @@ REF_KEYS = ("param", "field", "fact", "formula")
 class Pattern:
     """A string field must match ``regex`` (and the JSON Schema says so)."""
 
-    def __init__(self, regex: lazy.Pattern[str]):
+    def __init__(self, regex: re.Pattern[str]):
         self.regex = regex
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
