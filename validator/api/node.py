@@ -6,7 +6,6 @@ The library half of ``spec-check check`` (``validator/cli/node.py`` parses and r
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +58,11 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
     facts = probe_node(sysfs=sysfs, procfs=procfs, rootfs=rootfs, query_drivers=nvml,
                        kernel_log=kernel_log, dcgm_level=dcgm_diag, since=earlier,
                        scrape_endpoints=scrape, scrape_interval=scrape_interval, scrape_timeout=scrape_timeout)
-    host = facts.get("host.hostname", {}).get("value") or socket.gethostname()
+    host = facts.get("host.hostname", {}).get("value")
+    if not host:
+        import socket  # the host source names it; this is the fallback
+
+        host = socket.gethostname()
     return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
 
 

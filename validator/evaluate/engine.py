@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from validator.errors import SpecCheckError
+from validator.lazy import Pattern
 from validator.report.model import Finding, JSONValue, Location, Status, gc_paused
 from validator.rules.operators import AGGREGATE_OPS, OPERATORS
 from validator.rules.rulemodel import Condition, FactInfo, Level, Parameter, Rule, RulePack, Spec
@@ -590,7 +591,7 @@ def _words(ctx: Context, rule: Rule, raw: JSONValue, *, top: bool = False) -> st
     return format_value(raw, None)
 
 
-_SET_ASIDE = re.compile(r" \([^()]*--set [^()]*\)$")
+_SET_ASIDE = Pattern(r" \([^()]*--set [^()]*\)$")
 
 
 def _short(label: str, top: bool) -> str:
@@ -717,7 +718,7 @@ def _filtered(b: Builder, facts: Mapping[str, Fact], members: list[dict[str, Any
     return kept, undecided
 
 
-_PCI_ID = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_PCI_ID = Pattern(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 def item_label(member: Mapping[str, Any]) -> str:

@@ -106,8 +106,19 @@ def digest(doc: Document) -> str:
     SHA-256 of ``json.dumps(facts, sort_keys=True, separators=(",", ":"))``, hashed as
     it is encoded (a fleet's cluster document holds an item per host: its text at once
     was the largest thing a 25,000-node replay held)."""
+    facts = doc.get("facts", {})
+    subject = doc.get("subject")
+    if not (isinstance(subject, dict) and subject.get("kind") == "cluster"):
+        # a node's or a job's facts (60 KB for a DGX node): the same bytes in one call of the
+        # encoder, a third of the time; only a cluster document holds made items
+        try:
+            text = json.dumps(facts, sort_keys=True, separators=(",", ":"))
+        except TypeError:  # a made collection (or a value no encoder takes): a part at a time
+            pass
+        else:
+            return "sha256:" + sha256(text.encode()).hexdigest()
     h = sha256()
-    _canonical(doc.get("facts", {}), h.update)
+    _canonical(facts, h.update)
     return "sha256:" + h.hexdigest()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from validator.jobs.coerce import as_bool, as_float, as_int  # shared by every reader: c.as_int etc.
 from validator.jobs.model import JobModel
+from validator.lazy import Pattern
 
 HALF = ("bf16", "fp16", "fp8")
 
@@ -188,7 +189,7 @@ def sink(model: JobModel, name: str, file: str, line: int | None, source: str) -
 
 
 # at most 9 digits a field: a 400-digit --time is no duration (and overflowed float)
-_DUR = re.compile(r"^\s*(?:(\d{1,9})-)?(\d{1,9})(?::(\d{1,9}))?(?::(\d{1,9}))?\s*$")
+_DUR = Pattern(r"^\s*(?:(\d{1,9})-)?(\d{1,9})(?::(\d{1,9}))?(?::(\d{1,9}))?\s*$")
 
 
 def slurm_time(text: str) -> float | None:

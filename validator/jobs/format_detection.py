@@ -27,6 +27,7 @@ from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
+from validator.lazy import Pattern
 
 # the formats spec-check reads (``--kind``), from the registry: read on each use, so a
 # format registered later is offered too
@@ -87,7 +88,7 @@ MAXTEXT_KEYS = {
 
 # a launcher at a command position: line start, after ; & | ( $( or an opening quote/=
 # (``CMD="torchrun ..."``), behind optional ``exec``/``nohup``/``env``/``VAR=x`` prefixes
-_LAUNCHER = re.compile(
+_LAUNCHER = Pattern(
     r"""(?:^|[;&|(=`"'])[ \t]*(?:(?:exec|nohup|time|env|\$\(|[A-Za-z_]\w*=\S{0,256})[ \t]+){0,32}"""
     r"(?:\S{0,256}/)?(?:srun|torchrun|ft_launcher|mpirun|mpiexec|deepspeed|accelerate\s+launch|tune[ \t]+run"
     r"|python[\d.]*\s+(?:-\w+\s+)*-m\s+torch\.distributed(?:\.run|\.launch)?)(?![\w.-])",
@@ -95,7 +96,7 @@ _LAUNCHER = re.compile(
 )
 # [ \t]*, not \s*: with re.M, \s* from every line start ran over all the blank lines after
 # it (quadratic on a file of newlines)
-_JOB_SHELL = re.compile(r"^[ \t]*#SBATCH|^[ \t]*(?:export[ \t]+)?(?:NCCL|TORCH)_\w*=", re.M)
+_JOB_SHELL = Pattern(r"^[ \t]*#SBATCH|^[ \t]*(?:export[ \t]+)?(?:NCCL|TORCH)_\w*=", re.M)
 
 
 def is_job_shell(text: str) -> bool:
@@ -107,7 +108,7 @@ def is_job_shell(text: str) -> bool:
     return any(_LAUNCHER.search(line) for line in _launcher_lines(text))
 
 
-_LAUNCHER_WORD = re.compile(r"srun|torchrun|mpirun|mpiexec|deepspeed|accelerate|torch\.distributed|tune")
+_LAUNCHER_WORD = Pattern(r"srun|torchrun|mpirun|mpiexec|deepspeed|accelerate|torch\.distributed|tune")
 
 
 def _launcher_lines(text: str) -> list[str]:
@@ -150,7 +151,7 @@ def syntax_of(path: Path, text: str) -> str | None:
 
 
 # key names that make a file recognizably a job config even when it does not parse
-_CONFIG_WORDS = re.compile(
+_CONFIG_WORDS = Pattern(
     r"""(?:^|[\s{,"'])("""
     + "|".join(
         sorted(

@@ -35,11 +35,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from validator.lazy import Pattern
 from validator.values.records import record
 
 MAX_UP = 6  # folders above a config searched for dependency files
 MAX_BYTES = 256 * 1024  # a dependency file larger than this is not read
-_FILES = re.compile(r"^(?:requirements.*\.txt|constraints.*\.txt|pyproject\.toml|setup\.py|setup\.cfg"
+_FILES = Pattern(r"^(?:requirements.*\.txt|constraints.*\.txt|pyproject\.toml|setup\.py|setup\.cfg"
                     r"|environment\.ya?ml)$")
 _OP = r"(?:===|==|~=|>=|<=|!=|<|>|=)"  # a lone "=": conda's prefix match (environment.yml)
 
@@ -114,8 +115,8 @@ def _find(framework: str, folder: str) -> Pin | None:
     if not pkgs:
         return None
     names = "|".join("[-_]".join(re.escape(w) for w in re.split(r"[-_]", p)) for p in pkgs)
-    rx = re.compile(rf"""(?:^|[\s"'\[,(])({names})\s*(?:\[[^\]]*\])?\s*((?:{_OP}\s*[\w.*+!-]+\s*,?\s*)+)""",
-                    re.I)
+    rx = Pattern(rf"""(?:^|[\s"'\[,(])({names})\s*(?:\[[^\]]*\])?\s*((?:{_OP}\s*[\w.*+!-]+\s*,?\s*)+)""",
+                 re.I)  # compiled at the first line read: most configs have no dependency file near
     for path in _candidates(start):
         try:
             if path.stat().st_size > MAX_BYTES:

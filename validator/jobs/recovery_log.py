@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
+from validator.lazy import Pattern
 from validator.values.records import record
 
 # a log is read whole; real logs are often larger than a config (source.MAX_BYTES), so the
@@ -49,14 +50,14 @@ HEAD = 96  # a timestamp is looked for in the first characters of a line only
 NOT_GIVEN = "no training log given (--recovery-log FILE)"
 MAX_INCIDENTS = 200  # failures measured per run; real excerpts hold a handful
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-ISO_TIME = re.compile(
+_ANSI = Pattern(r"\x1b\[[0-9;]*[A-Za-z]")
+ISO_TIME = Pattern(
     r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?"
 )
 # glog: severity letter, MMDD, time; at line start or after "[rank0]:[" / ":" / space
-_GLOG = re.compile(r"(?:^|[\[:\s])[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d+)\b")
+_GLOG = Pattern(r"(?:^|[\[:\s])[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d+)\b")
 
-FAILURE = re.compile(
+FAILURE = Pattern(
     r"failed \(exitcode: -?\d+\)"
     r"|Worker group FAILED"
     r"|\[\w+\] Worker group failed"
@@ -64,7 +65,7 @@ FAILURE = re.compile(
     r"|CUDA error"
     r"|\bNVRM: Xid \(|\bXid \(PCI:"
 )
-STEP = re.compile(
+STEP = Pattern(
     r"\biteration\s+\d+\s*/\s*\d+\s*\|"      # Megatron-LM, NeMo
     r"|(?<!validate )\bstep:\s*\d+\s+loss:"  # torchtitan (not its validation line)
     r"|\{'loss': "                           # HF Trainer's logged dict
@@ -73,12 +74,12 @@ STEP = re.compile(
 
 # the job restarted: torch elastic's agent, checkpoint loads (Megatron, torchtitan), HF
 # Trainer's resume. Used only to tell a resumed step from a straggler's last step.
-RESTART = re.compile(
+RESTART = Pattern(
     r"Rendezvous complete for workers|Starting worker group"
     r"|[Ll]oading (?:the )?checkpoint|successfully loaded checkpoint"
     r"|Continuing training from"
 )
-_STEP_NO = re.compile(r"\biteration\s+(\d{1,18})\s*/|\bstep:\s*(\d{1,18})\b")  # 18: int() stays small
+_STEP_NO = Pattern(r"\biteration\s+(\d{1,18})\s*/|\bstep:\s*(\d{1,18})\b")  # 18: int() stays small
 
 
 class LogError(Exception):

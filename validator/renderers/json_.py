@@ -18,10 +18,24 @@ from typing import Any, TextIO
 
 from validator.report.model import Finding, Report, Subject, gc_paused
 
-# exact types: a str or int subclass (an enum) takes the walked path, which writes it as
-# the standard encoder does
-_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+# the types written by one call of the C encoder: these, and each subclass of str, int or
+# float met (Level, Scope, Status: str enums) is added to it by _all_scalars. Both encoders
+# write a str subclass as its text (PyUnicode_Check; isinstance(o, str)) and an int or float
+# subclass as int.__repr__ / float.__repr__ of it, so a dict of enums written at once has
+# the bytes the standard encoder gives (tests/reports/test_json_writer.py compares them).
+_SCALAR_TYPES: set[type] = {str, int, float, bool, type(None)}
 _INDENT = "  "
+
+
+def _all_scalars(values: Any) -> bool:
+    """Whether every one of ``values`` is written as a scalar (a container is not)."""
+    if _SCALAR_TYPES.issuperset(map(type, values)):
+        return True
+    new = set(map(type, values)) - _SCALAR_TYPES
+    if all(issubclass(t, (str, int, float)) for t in new):
+        _SCALAR_TYPES.update(new)
+        return True
+    return False
 
 
 def _key(k: Any) -> str:
@@ -118,7 +132,7 @@ class _Indented:
                 out.append("{}")
                 return
             inner, outer = "\n" + _INDENT * (depth + 1), "\n" + _INDENT * depth
-            if _SCALAR_TYPES.issuperset(map(type, o.values())):
+            if _all_scalars(o.values()):
                 out.append("{" + inner + self._flat_encoder(depth)(o)[1:-1] + outer + "}")
                 return
             first = True
@@ -136,20 +150,20 @@ class _Indented:
                 out.append("[]")
                 return
             inner, outer = "\n" + _INDENT * (depth + 1), "\n" + _INDENT * depth
-            if convert is None and _SCALAR_TYPES.issuperset(map(type, items)):
+            if convert is None and _all_scalars(items):
                 out.append("[" + inner + self._flat_encoder(depth)(items)[1:-1] + outer + "]")
                 return
             first = True
             flush = self._flush is not None and len(items) > 1024
             # an item that is a dict of scalars (a finding, mostly) is written here at once
-            flat, scalars = self._flat_encoder(depth + 1), _SCALAR_TYPES.issuperset
+            flat, scalars = self._flat_encoder(depth + 1), _all_scalars
             open_item, close_item = "{\n" + _INDENT * (depth + 2), "\n" + _INDENT * (depth + 1) + "}"
             for v in items:
                 out.append("[" + inner if first else "," + inner)
                 first = False
                 if convert is not None:
                     v = convert(v)
-                if type(v) is dict and v and scalars(map(type, v.values())):
+                if type(v) is dict and v and scalars(v.values()):
                     out.append(open_item + flat(v)[1:-1] + close_item)
                 elif isinstance(v, _CONTAINERS):
                     mark = len(out)

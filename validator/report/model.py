@@ -19,7 +19,7 @@ import enum
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, field, fields, replace
+from dataclasses import field, fields, replace
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
@@ -479,10 +479,24 @@ class Report:
             "subjects": [s.to_dict() for s in self.subjects] if subjects else [],
             "summary": self.summary.to_dict(),
             "findings": [f.to_dict() for f in self.findings] if findings else [],
-            "rules": [asdict(r) for r in self.rules],
-            "requirements": [asdict(r) for r in self.requirements],
+            "rules": [_flat_dict(r) for r in self.rules],
+            "requirements": [_flat_dict(r) for r in self.requirements],
             **({"extra": self.extra} if self.extra else {}),
         }
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _flat_dict(record: Any) -> dict[str, Any]:
+    """``dataclasses.asdict`` of a record whose fields are strings and enums (RuleDoc,
+    RequirementDoc): the same dict, without asdict's deep copy of every value (a check's
+    result has a hundred of them; tests/reports/test_json_writer.py compares the two)."""
+    cls = type(record)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(record))
+    return {name: getattr(record, name) for name in names}
 
 
 def finding_from_dict(d: dict[str, Any]) -> Finding:

@@ -73,7 +73,7 @@ class _Digest(Protocol):
 
 FORMAT = "1"  # bump when the entry layout changes
 COMPILER_MODULES = (
-    "__init__.py", "errors.py",
+    "__init__.py", "errors.py", "lazy.py",
     "io/__init__.py", "io/resources.py", "io/safeio.py", "io/source.py", "io/yamlfile.py",
     "values/__init__.py", "values/numbers.py", "values/records.py", "values/units.py",
     "rules/__init__.py", "rules/compiled.py", "rules/formulas.py", "rules/loader.py", "rules/operators.py",

@@ -15,7 +15,6 @@ from typing import Any
 
 from validator.errors import RuleFileError, SpecCheckError, UnitError
 from validator.io.resources import spec_dir
-from validator.io.yamlfile import line_of, load_yaml
 from validator.rules.rulemodel import (
     PLAIN_DIMENSIONS,
     QUANTITY_DIMENSIONS,
@@ -32,6 +31,20 @@ from validator.values.units import Quantity, parse_quantity
 __all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "ParamValue", "Parameter", "Requirement",
            "Spec", "load_fact_catalogue", "load_spec", "plain", "resolve_parameters"]
 # The spec and fact-catalogue formats are validator/rules/rulemodel.py; importable from here too.
+
+
+def load_yaml(path: Path) -> Any:
+    """validator.io.yamlfile's reader (and its JSON and TOML sources), imported when a YAML
+    file is read: a check with a warm compiled pack reads none (start-up)."""
+    from validator.io import yamlfile
+
+    return yamlfile.load_yaml(path)
+
+
+def line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
+    from validator.io import yamlfile
+
+    return yamlfile.line_of(data, loc)
 
 
 def load_spec(version: str) -> Spec:

@@ -9,10 +9,10 @@ dimension's base unit first. Case matters: ``Gb/s`` is gigabits, ``GB/s`` gigaby
 from __future__ import annotations
 
 import math
-import re
 from typing import NamedTuple
 
 from validator.errors import UnitError
+from validator.lazy import Pattern
 
 
 class Unit(NamedTuple):
@@ -80,7 +80,7 @@ DISPLAY: dict[str, tuple[str, ...]] = {
 }
 _EXAMPLES = {"bitrate": "400 Gb/s", "bytes": "1 GiB", "duration": "90 s", "power": "700 W"}
 UNLIMITED = "unlimited"
-_QUANTITY = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S*)\s*$")
+_QUANTITY = Pattern(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S*)\s*$")
 
 
 class Quantity(NamedTuple):

@@ -18,7 +18,7 @@ from typing import Any
 
 from validator.facts.document import Fact, error
 from validator.facts.node import counter_rise, dcgm, gpu, gpu_events, host, links, net, pci, rdma, telemetry
-from validator.facts.node.base import Context, FactSource
+from validator.facts.node.base import Context, FactSource, one_process_table
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 SOURCES: dict[str, FactSource] = {
@@ -66,8 +66,9 @@ def probe_node(
                   kernel_log=None if kernel_log is None else Path(kernel_log), dcgm_level=dcgm_level,
                   since=since, scrape_endpoints=tuple(scrape_endpoints), scrape_interval=scrape_interval,
                   scrape_timeout=scrape_timeout)
-    for name, source in SOURCES.items():
-        ctx.facts.update(run_source(name, source, ctx))
+    with one_process_table():  # limits and telemetry read each process's comm once
+        for name, source in SOURCES.items():
+            ctx.facts.update(run_source(name, source, ctx))
     return ctx.facts
 
 

@@ -12,18 +12,19 @@ value that names the path and the errno text, never an exception that loses othe
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
 from validator.facts.document import Fact, error, value
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
+from validator.lazy import Pattern
 from validator.values.records import record
 
 # domain:bus:device.function; Intel VMD domains have five hex digits (10000:e1:00.0)
-PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+PCI_ADDRESS = Pattern(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 @record
@@ -126,3 +127,49 @@ def pci_address(device_link: Path) -> str | None:
 def errors_for(facts: tuple[str, ...], reason: str, source: str | None = None) -> dict[str, Fact]:
     """The same error value for every fact a failed source owns."""
     return {name: error(reason, source=source) for name in facts}
+
+
+# ---- the process table, read once per probe ---------------------------------------------------
+
+# (pid, its directory's name, its comm or None where unreadable) per procfs, while one probe
+# runs (``one_process_table``); None outside one: every scan reads the table itself
+_TABLES: dict[Path, list[tuple[int, str, str | None]] | None] | None = None
+
+
+@contextmanager
+def one_process_table() -> Iterator[None]:
+    """While the block runs, the sources that scan the process table (limits: the runtimes'
+    memlock; telemetry: the exporters) share one read of each process's ``comm``: on a GPU
+    node of a thousand processes, a thousand reads fewer. Outside it nothing is kept (a
+    live table changes between two probes)."""
+    global _TABLES
+    outer = _TABLES
+    _TABLES = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _TABLES = outer
+
+
+def process_table(procfs: Path) -> list[tuple[int, str, str | None]] | None:
+    """``(pid, name, comm)`` of every process directory under ``procfs``, by pid (``comm``
+    None where it cannot be read: gone, or not ours); None when ``procfs`` cannot be listed.
+    A name of digits that is no number (``²``) raises ValueError, as ``int()`` does."""
+    tables = _TABLES
+    if tables is not None and procfs in tables:
+        return tables[procfs]
+    try:
+        names = [p.name for p in procfs.iterdir() if p.name.isdigit()]
+    except OSError:
+        table = None
+    else:
+        table = []
+        for pid, name in sorted(((int(n), n) for n in names), key=lambda t: t[0]):
+            try:
+                comm: str | None = read(procfs / name / "comm")
+            except ReadError:
+                comm = None
+            table.append((pid, name, comm))
+    if tables is not None:
+        tables[procfs] = table
+    return table

@@ -21,8 +21,6 @@ answered a shape of neither version: unknown is never pass).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
@@ -58,6 +56,8 @@ def collect(ctx: Context) -> dict[str, Fact]:
     if level is None:
         return {"dcgm.diag_status": value("not requested", source="spec-check check --dcgm-diag LEVEL runs it"),
                 "dcgm.tests": items([], source=src)}
+    import shutil  # only when asked for (--dcgm-diag): not on check's start path
+
     exe = shutil.which("dcgmi")
     if exe is None:
         return {"dcgm.diag_status": value("dcgmi not found", source="PATH: DCGM is not installed"),
@@ -69,6 +69,8 @@ def run(exe: str, level: int, deadline: float | None = None) -> dict[str, Fact]:
     argv = [exe, "diag", "-r", str(level), "-j"]
     src = f"dcgmi diag -r {level} -j"
     limit = DEADLINES.get(level, 120.0) if deadline is None else deadline
+    import subprocess
+
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=limit, check=False)
     except subprocess.TimeoutExpired:

@@ -22,20 +22,23 @@ silently judged as this node's.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context
 from validator.facts.node.kernel_log import KernelLogError, Log, Record, read_file, read_live
+from validator.lazy import Pattern
 
 NAME = "events"
 FACTS = ("gpu.xid_events", "gpu.ras_events")
 
-XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+# a record names an event only if its message holds one of these (the live read keeps no other)
+XID_MARK = "NVRM: Xid"
+RAS_MARK = "uncorrectable hardware errors detected in"
+XID = Pattern(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
                  r"(?P<mig>[^)]*)\): (?P<xid>\d+)(?P<sep>,\s?)?(?P<text>.*)$")
-RAS = re.compile(r"amdgpu (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): .*?"
+RAS = Pattern(r"amdgpu (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): .*?"
                  r"(?P<count>\d+) (?:new )?uncorrectable hardware errors detected in "
                  r"(?!total in )(?P<block>\S+) block")
 TEXT_MAX = 300
@@ -49,7 +52,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
         if path is not None:
             log = read_file(path)
         elif ctx.live or (ctx.query_drivers and ctx.nvml is None and ctx.amdsmi_loader is None):
-            log = read_live()  # this host (or a container given its /sys with --nvml): its log
+            log = read_live(only=(XID_MARK, RAS_MARK))  # this host (or a container given its /sys with --nvml): its log
         else:
             why = FOREIGN.format(sysfs=ctx.sysfs)
             return {name: error(why, source="kernel log") for name in FACTS}
@@ -123,11 +126,11 @@ def xid_events(log: Log, gpus: Any) -> Fact:
     out = []
     seen: dict[str, int] = {}
     for rec in log.records:
-        if "NVRM: Xid" not in rec.message:
+        if XID_MARK not in rec.message:
             continue
         where = _where(log, rec)
         m = XID.search(rec.message)
-        text = rec.message[rec.message.find("NVRM: Xid"):][:TEXT_MAX]
+        text = rec.message[rec.message.find(XID_MARK):][:TEXT_MAX]
         if m is None:
             f: dict[str, Fact] = {
                 "xid": error(f"Xid line of no known shape (cut mid-way?): {text!r}", source=where),
@@ -160,7 +163,7 @@ def ras_events(log: Log, gpus: Any) -> Fact:
     out = []
     seen: dict[str, int] = {}
     for rec in log.records:
-        if "uncorrectable hardware errors detected in" not in rec.message:
+        if RAS_MARK not in rec.message:
             continue
         m = RAS.search(rec.message)
         if m is None:

@@ -22,26 +22,29 @@ from __future__ import annotations
 
 import errno
 import os
-import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+from validator.lazy import Pattern
 from validator.values.records import record
 
 MAX_BYTES = 64 * 1024 * 1024  # a kernel log file larger than this is refused, not read
 JOURNAL_TIMEOUT = 3.0
 MAX_RECORDS = 1_000_000
 
-_KMSG = re.compile(r"^(\d{1,3}),(\d{1,20}),(\d{1,19}),[^;]*;(.*)$")
-_KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
-_MONO = re.compile(r"^\[\s*(\d{1,10}\.\d{1,9})\]\s?(.*)$")
-_CTIME = re.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(.*)$")
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) (\S+) (.*)$")
-_SHORT = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) (.*)$")
-_KERNEL_TAG = re.compile(r"^kernel: (.*)$")
+# compiled at first use (validator.lazy): a run that reads no saved log uses only _KMSG
+_KMSG = Pattern(r"^(\d{1,3}),(\d{1,20}),(\d{1,19}),[^;]*;(.*)$")
+# the start of a /dev/kmsg record's first line, in bytes: a read that matches it is a record
+# for _KMSG too (ASCII digits are \d; bytes without ";" or a newline decode to text without)
+_KMSG_HEAD = Pattern(rb"\d{1,3},\d{1,20},\d{1,19},[^;\n]*;")
+_KMSG_ESCAPE = Pattern(rb"\\x([0-9a-fA-F]{2})")
+_MONO = Pattern(r"^\[\s*(\d{1,10}\.\d{1,9})\]\s?(.*)$")
+_CTIME = Pattern(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(.*)$")
+_ISO = Pattern(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) (\S+) (.*)$")
+_SHORT = Pattern(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) (.*)$")
+_KERNEL_TAG = Pattern(r"^kernel: (.*)$")
+_MONO_TAG = Pattern(r"^\S+ kernel: (.*)$")
 
 
 @record(frozen=True)
@@ -93,7 +96,7 @@ def parse_line(line: str, number: int = 0) -> Record | None:
     m = _MONO.match(line)
     if m:
         rest = m.group(2)
-        tag = re.match(r"^\S+ kernel: (.*)$", rest)  # journalctl -o short-monotonic
+        tag = _MONO_TAG.match(rest)  # journalctl -o short-monotonic
         return Record(tag.group(1) if tag else rest, since_boot=float(m.group(1)), line=number)
     m = _CTIME.match(line)
     if m:
@@ -223,39 +226,19 @@ def _not_a_kernel_log(log: Log) -> bool:
     return bool(lines) or not log.records
 
 
-def read_kmsg(path: Path = Path("/dev/kmsg")) -> Log:
-    """What /dev/kmsg holds now, without blocking; KernelLogError when it cannot be opened."""
+def read_kmsg(path: Path = Path("/dev/kmsg"), only: tuple[str, ...] = ()) -> Log:
+    """What /dev/kmsg holds now, without blocking; KernelLogError when it cannot be opened.
+
+    ``only``: keep just the records whose message contains one of these strings (the GPU
+    events' markers); the others are still read and counted, as without ``only``, but no
+    record is made of them: the records kept are exactly those the full read would give
+    that contain one of the strings (tests/facts/test_kmsg_only.py compares both)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise KernelLogError(f"cannot open {path}: {exc.strerror or exc}") from None
-    records: list[Record] = []
-    unparsed = 0
-    kmsg = _KMSG.match
     try:
-        while len(records) < MAX_RECORDS:
-            try:
-                chunk = os.read(fd, 8192)
-            except BlockingIOError:
-                break  # EAGAIN: every buffered record has been read
-            except OSError as exc:
-                if exc.errno == errno.EPIPE:
-                    continue  # overwritten before we got to it: the next read goes on
-                if exc.errno == errno.EINVAL and not records:
-                    raise KernelLogError(f"cannot read {path}: {exc.strerror}") from None
-                break
-            if not chunk:
-                break
-            line = chunk.decode("utf-8", errors="replace").split("\n", 1)[0]
-            m = kmsg(line.rstrip("\r\n"))  # parse_line's first shape, inline: thousands of records a run
-            if m:
-                records.append(Record(_unescape_kmsg(m.group(4)), int(m.group(3)) / 1e6))
-                continue
-            rec = parse_line(line)
-            if rec is None:
-                unparsed += 1
-            else:
-                records.append(rec)
+        records, unparsed = kmsg_records(_kmsg_reads(fd, path), only)
     finally:
         os.close(fd)
     import time
@@ -263,8 +246,78 @@ def read_kmsg(path: Path = Path("/dev/kmsg")) -> Log:
     return Log(records, str(path), unparsed, now_since_boot=time.clock_gettime(time.CLOCK_MONOTONIC))
 
 
+class _Unreadable(Exception):
+    """EINVAL from a read of /dev/kmsg (no record could be read): fatal before the first record."""
+
+
+def _kmsg_reads(fd: int, path: Path) -> Iterator[bytes]:
+    """Each ``read()`` of /dev/kmsg (one record each) until EAGAIN: every buffered record read."""
+    while True:
+        try:
+            chunk = os.read(fd, 8192)
+        except BlockingIOError:
+            return  # EAGAIN: every buffered record has been read
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                continue  # overwritten before we got to it: the next read goes on
+            if exc.errno == errno.EINVAL:
+                raise _Unreadable(f"cannot read {path}: {exc.strerror}") from None
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
+def kmsg_records(reads: Iterable[bytes], only: tuple[str, ...] = ()) -> tuple[list[Record], int]:
+    """The records of /dev/kmsg reads (one record a read: its first line is the message) and
+    the count of reads of no known shape; at most MAX_RECORDS records are read.
+
+    With ``only``, a read that holds none of its strings and no ``\\x`` escape (its message
+    is then a substring of its bytes, unescaped: it cannot contain one) and whose first line
+    has the /dev/kmsg shape is counted as a record and skipped, undecoded: thousands of
+    records a run, of which the GPU events need the few that name one."""
+    records: list[Record] = []
+    unparsed = n = 0  # n: records read, kept or not
+    kmsg, head = _KMSG.compiled().match, _KMSG_HEAD.compiled().match
+    look = None  # a search for any of ``only`` or an escape: one call a read
+    if only:
+        import re
+
+        look = re.compile(b"|".join(re.escape(x) for x in (b"\\x", *(s.encode() for s in only)))).search
+    it = iter(reads)
+    while n < MAX_RECORDS:
+        try:
+            chunk = next(it)
+        except StopIteration:
+            break
+        except _Unreadable as exc:
+            if n:
+                break
+            raise KernelLogError(str(exc)) from None
+        if look is not None and look(chunk) is None and head(chunk):
+            n += 1
+            continue
+        line = chunk.decode("utf-8", errors="replace").split("\n", 1)[0]
+        m = kmsg(line.rstrip("\r\n"))  # parse_line's first shape, inline
+        if m:
+            rec = Record(_unescape_kmsg(m.group(4)), int(m.group(3)) / 1e6)
+        else:
+            other = parse_line(line)
+            if other is None:
+                unparsed += 1
+                continue
+            rec = other
+        n += 1
+        if not only or any(x in rec.message for x in only):
+            records.append(rec)
+    return records, unparsed
+
+
 def read_journal() -> Log:
     """``journalctl -k -b -o short-monotonic``: the kernel messages of this boot."""
+    import shutil
+    import subprocess
+
     exe = shutil.which("journalctl")
     if exe is None:
         raise KernelLogError("journalctl not found")
@@ -285,10 +338,11 @@ def read_journal() -> Log:
     return log
 
 
-def read_live(kmsg: Path = Path("/dev/kmsg")) -> Log:
-    """/dev/kmsg, else journalctl -k; KernelLogError naming both failures."""
+def read_live(kmsg: Path = Path("/dev/kmsg"), only: tuple[str, ...] = ()) -> Log:
+    """/dev/kmsg, else journalctl -k; KernelLogError naming both failures. ``only``: as
+    read_kmsg's (journalctl's records are all kept: a reader filters them as it must)."""
     try:
-        return read_kmsg(kmsg)
+        return read_kmsg(kmsg, only)
     except KernelLogError as first:
         try:
             return read_journal()

@@ -23,15 +23,15 @@ MEM-02 finding names the process whose limit it judged.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from validator.facts.document import Fact, error, value
-from validator.facts.node.base import Context, ReadError, read
+from validator.facts.node.base import Context, ReadError, process_table, read
+from validator.lazy import Pattern
 
 RUNTIMES = ("containerd", "crio", "dockerd")
 UNITS = ("slurmd", "containerd", "docker", "crio")
-_SIZE = re.compile(r"^(\d+)([KMGTPE]?)$")
+_SIZE = Pattern(r"^(\d+)([KMGTPE]?)$")
 
 
 def parse_memlock(text: str) -> int | str:
@@ -58,14 +58,14 @@ def parse_systemd_limit(text: str) -> int | str:
 def _processes(procfs: Path, names: tuple[str, ...]) -> dict[str, int]:
     """The lowest pid of each named process (``comm``), from the process table."""
     found: dict[str, int] = {}
-    try:
-        pids = sorted(int(p.name) for p in procfs.iterdir() if p.name.isdigit())
-    except OSError:
-        return found
-    for pid in pids:
-        try:
-            comm = read(procfs / str(pid) / "comm")
-        except ReadError:  # gone, or not ours to read: skip
+    table = process_table(procfs)  # shared with the telemetry source's scan
+    for pid, name, comm in table or ():
+        if name != str(pid):  # "007" in a recorded tree: /proc/7/comm is what this reads
+            try:
+                comm = read(procfs / str(pid) / "comm")
+            except ReadError:
+                comm = None
+        if comm is None:  # gone, or not ours to read: skip
             continue
         if comm in names and comm not in found:
             found[comm] = pid

@@ -17,7 +17,6 @@ Kept apart from nvidia.py so that each stays small. The traps (reference section
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 from validator.facts.document import Fact, error, value
@@ -158,6 +157,8 @@ def fabric(nv: Any, h: Any) -> dict[str, Fact]:
                 call, info = binding(nv, "nvmlDeviceGetGpuFabricInfo"), binding(nv, "c_nvmlGpuFabricInfo_t")()
             except MissingBinding:
                 raise missing from None
+        import ctypes  # with a GPU driver only: not on check's start path elsewhere
+
         call(h, ctypes.byref(info))
     except MissingBinding as exc:
         return {"fabric_state": error(str(exc), source=src), "fabric_status": error(str(exc), source=src)}

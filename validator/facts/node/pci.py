@@ -14,11 +14,11 @@ Traps:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, ReadError, parse_numa, read, read_fact
+from validator.lazy import Pattern
 
 NAME = "pci"
 FACTS = ("accel.pci_count", "accel.pci_devices")
@@ -27,7 +27,7 @@ VENDORS = {"0x10de": "nvidia", "0x1002": "amd"}
 # 0x0380 ("display controller, other"): AMD Instinct MI200 cards enumerate so
 ACCEL_CLASSES = ("0x0300", "0x0302", "0x0380", "0x1200")
 DISTANCE_ORDER = ("PIX", "PXB", "PHB", "NODE", "SYS")
-_SPEED = re.compile(r"^(\d+(?:\.\d+)?) GT/s(?: PCIe)?$")
+_SPEED = Pattern(r"^(\d+(?:\.\d+)?) GT/s(?: PCIe)?$")
 
 
 def collect(ctx: Context) -> dict[str, Fact]:

@@ -12,11 +12,11 @@ Traps:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, ReadError, parse_numa, pci_address, read, read_fact
+from validator.lazy import Pattern
 
 NAME = "rdma"
 FACTS = ("rdma.port_count", "rdma.ports", "rdma.gdr_module")
@@ -28,7 +28,7 @@ GDR_PATHS = (
 )
 PORT_FIELDS = ("device", "port", "link_layer", "rate", "state", "phys_state", "pci_bus_id", "numa_node",
                "netdev", "fw_ver")
-_RATE = re.compile(r"^(\d+(?:\.\d+)?) Gb/sec\b")
+_RATE = Pattern(r"^(\d+(?:\.\d+)?) Gb/sec\b")
 
 
 def collect(ctx: Context) -> dict[str, Fact]:

@@ -27,11 +27,11 @@ through ``validator.io.netfetch`` (a deadline for the whole answer, a size cap).
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from validator.facts.document import Fact, error, items, value
-from validator.facts.node.base import Context, ReadError, read
+from validator.facts.node.base import Context, ReadError, process_table, read
+from validator.lazy import Pattern
 from validator.values.records import record
 
 NAME = "telemetry"
@@ -43,7 +43,7 @@ EXPORTERS = ("dcgm-exporter", "nv-hostengine", "node_exporter", "prometheus-node
              "amd-metrics-exporter", "telegraf", "otelcol")
 DEFAULT_UID_MIN = 1000  # shadow-utils' default UID_MIN (login.defs)
 # cgroup path parts of container runtimes (docker, containerd/CRI, CRI-O, podman, Kubernetes)
-_CONTAINER = re.compile(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
+_CONTAINER = Pattern(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
 
 
 @record(frozen=True)
@@ -209,22 +209,21 @@ def match(name: str, argv0: str) -> str | None:
 
 def _scan(procfs: Path) -> list[Process] | None:
     """Exporter processes under ``procfs`` (this node's /proc, or a recorded tree)."""
-    try:
-        pids = [p for p in procfs.iterdir() if p.name.isdigit()]
-    except OSError:
-        return None
-    if not pids:
+    table = process_table(procfs)  # each comm read once a probe: limits scans it too
+    if not table:
         return None
     found: list[Process] = []
-    for pid in sorted(pids, key=lambda p: int(p.name)):
+    for number, name, comm in table:
+        if comm is None:
+            continue
+        pid = procfs / name
         try:
-            comm = read(pid / "comm")
             argv0 = read(pid / "cmdline").split("\0")[0]
         except ReadError:
             continue
         hit = match(comm, argv0)
         if hit:
-            found.append(Process(int(pid.name), hit, _uid(pid), _cgroup(pid)))
+            found.append(Process(number, hit, _uid(pid), _cgroup(pid)))
     return found
 
 
