@@ -48,13 +48,15 @@ _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _run(cmd: list[str]) -> tuple[float, float]:
-    env = _ENV
+    env, cwd = _ENV, None
     if cmd[0] == "BEFORE":  # ["BEFORE", checkout, command...]
-        env = {**_ENV, "PYTHONPATH": cmd[1]}
+        # run in the checkout: ``python -m`` puts the working directory first on sys.path,
+        # before PYTHONPATH, so from this checkout "before" would import this checkout
+        env, cwd = {**_ENV, "PYTHONPATH": cmd[1]}, cmd[1]
         cmd = cmd[2:]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
