@@ -25,18 +25,18 @@ BUDGET = {
     # gone through by issue 21's typing pass: each remaining Any has its reason beside it
     "cluster": 10,  # mixed tables (a fleet worker's, fleet_report's arguments), the engine's memo
     "jobnodes": 0,
-    "report": 19,  # model.py's 16 (the result format's open values), schemas.py's introspection
+    "report": 21,  # +2: model._flat_dict (a RuleDoc or RequirementDoc, as asdict took it); model.py's 16 (the result format's open values), schemas.py's introspection
     "runs": 4,  # tensorboard's objects, which have no type stubs
-    "rules": 45,  # rulemodel.py 19, spec.py 12, packdiff 5, profile_sample 4, validation_models 4, wording 1
+    "rules": 48,  # +3: spec.py's YAML reader moved into load_yaml/line_of (open data before validation); rulemodel.py 19, spec.py 12, packdiff 5, profile_sample 4, validation_models 4, wording 1
     # not gone through yet: lower these as they are
-    "(root)": 17,
+    "(root)": 22,  # +5: lazy.Pattern mirrors re.Pattern's own stubs (findall, split, sub, __getattr__)
     "api": 55,  # +1: api/__init__ and options load exports on first use (module __getattr__ returns any export)
     "cli": 46,
     "evaluate": 19,
     "facts": 75,
     "io": 41,
     "jobs": 156,  # +1: a record's hand-written __init__ takes its field's open value
-    "renderers": 62,
+    "renderers": 63,  # +1: json_._all_scalars looks at any value
     "values": 41,  # records.py 29: the record decorator works on any class, its __init__ on any arguments
 }
 
