@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Sequence
 
 # rich versions whose output this module was compared with (tests/reports/test_plain_layout.py)
 VERIFIED = ("15.0.0",)
@@ -173,7 +174,7 @@ def wrap(text: str, width: int, overflow: str = "fold", no_wrap: bool = False) -
             pieces = [line]
         else:
             cuts = _divide(line, width, overflow == "fold")
-            pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)])]
+            pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
         for p in pieces:
             if len(p) > width:
                 ws = _TRAILING_WS.search(p)  # Text.rstrip_end
@@ -206,9 +207,7 @@ class PlainConsole:
 
     def print_text(self, text: str, *, soft_wrap: bool = False) -> None:
         check(text)
-        if soft_wrap:  # no wrapping, no cropping
-            self._out.append(text + "\n")
-        elif len(text) <= self.width and "\n" not in text:
+        if soft_wrap or (len(text) <= self.width and "\n" not in text):  # soft_wrap: no wrap, no crop
             self._out.append(text + "\n")
         else:
             self._out.append("\n".join(wrap(text, self.width)) + "\n")
@@ -221,15 +220,15 @@ class PlainConsole:
 
     # ---- tables --------------------------------------------------------------------------
 
-    def table_widths(self, columns: list[Column], rows: list[tuple[str, ...]]) -> list[int]:
+    def table_widths(self, columns: Sequence[Column], rows: Sequence[tuple[str, ...]]) -> list[int]:
         """``Table._calculate_column_widths`` at this console's width (cells as plain text)."""
         return _widths(columns, [tuple(markup(c) for c in row) for row in rows], self.width - len(columns) - 1)
 
-    def table(self, title: str | None, columns: list[Column], rows: list[tuple[str, ...]]) -> None:
+    def table(self, title: str | None, columns: Sequence[Column], rows: Sequence[tuple[str, ...]]) -> None:
         """``console.print(Table(title=title, title_justify="left", box=SIMPLE_HEAD,
         pad_edge=False))`` with ``columns`` and ``rows`` of markup (title too)."""
-        plain_rows = [tuple(markup(c) for c in row) for row in rows]
         n = len(columns)
+        plain_rows = [tuple(markup(c) for c in row) for row in rows]
         widths = _widths(columns, plain_rows, self.width - (n + 1))
         table_width = sum(widths) + n + 1
         crop = self.width
@@ -237,11 +236,11 @@ class PlainConsole:
         if title:
             lines.extend(wrap(markup(title), table_width))
         lines.append("")  # the top edge: spaces
-        cells = [_Column(c, i, n, w) for i, (c, w) in enumerate(zip(columns, widths))]
+        cells = [_Column(c, i, n, w) for i, (c, w) in enumerate(zip(columns, widths, strict=True))]
         lines.extend(_row([c.header() for c in cells], bottom=True))
         lines.append(" " + HEAD_RULE * (table_width - 2))
         for row in plain_rows:
-            lines.extend(_row([c.cell(text) for c, text in zip(cells, row)]))
+            lines.extend(_row([c.cell(text) for c, text in zip(cells, row, strict=True)]))
         lines.append("")  # the bottom edge
         if table_width > crop:
             lines = [ln[:crop] for ln in lines]
@@ -251,7 +250,7 @@ class PlainConsole:
 class Column:
     """A table column as ``Table.add_column`` takes it (left-justified, top-aligned)."""
 
-    __slots__ = ("header", "no_wrap", "overflow", "min_width")
+    __slots__ = ("header", "min_width", "no_wrap", "overflow")
 
     def __init__(self, header: str, *, no_wrap: bool = False, overflow: str = "ellipsis",
                  min_width: int | None = None):
@@ -271,6 +270,9 @@ _measures: dict[str, tuple[int, int]] = {}
 
 def _text_measure(text: str) -> tuple[int, int]:
     """``Text.__rich_measure__``: (longest word, longest line)."""
+    if " " not in text and "\n" not in text:  # one word (an ID, a number): its length
+        n = len(text)
+        return n, n
     got = _measures.get(text)
     if got is None:
         if "\n" in text:
@@ -318,10 +320,17 @@ def _measure_column(column: Column, index: int, n: int, texts: list[str], limit:
         return 0, 0
     left, right = _pads(index, n)
     extra = left + right
-    pairs = {_text_measure(t) for t in texts}
-    got = [_cell_measure(lo, hi, limit, extra) for lo, hi in pairs]
-    lo = max(g[0] for g in got) if got else 1
-    hi = max(g[1] for g in got) if got else limit
+    # a cell's measure is (f(longest word), f(longest line)) for one nondecreasing f (each
+    # text's word is no longer than its line): the column's largest of each is f of the
+    # largest word and the largest line, so _cell_measure runs once, not once per cell
+    # (a text of no words, only spaces, measures its longest line as its minimum too)
+    most_hi = max(map(len, "\n".join(texts).split("\n")))
+    most_lo = max(map(len, " ".join(texts).split()), default=0)
+    blank = [t for t in texts if t.isspace()]
+    if blank:
+        most_lo = max(most_lo, *(_text_measure(t)[1] for t in blank))
+    lo, _ = _cell_measure(most_lo, most_lo, limit, extra)
+    _, hi = _cell_measure(most_hi, most_hi, limit, extra)
     lo, hi = min(lo, limit), min(hi, limit)
     if column.min_width is not None:
         least = max(0, column.min_width + extra)
@@ -331,13 +340,13 @@ def _measure_column(column: Column, index: int, n: int, texts: list[str], limit:
 
 def _ratio_reduce(total: int, ratios: list[int], maximums: list[int], values: list[int]) -> list[int]:
     """rich's ``_ratio.ratio_reduce``, to the same rounding."""
-    ratios = [ratio if most else 0 for ratio, most in zip(ratios, maximums)]
+    ratios = [ratio if most else 0 for ratio, most in zip(ratios, maximums, strict=True)]
     total_ratio = sum(ratios)
     if not total_ratio:
         return values[:]
     remaining = total
     result: list[int] = []
-    for ratio, most, value in zip(ratios, maximums, values):
+    for ratio, most, value in zip(ratios, maximums, values, strict=True):
         if ratio and total_ratio > 0:
             distributed = min(most, round(ratio * remaining / total_ratio))
             result.append(value - distributed)
@@ -354,10 +363,10 @@ def _collapse(widths: list[int], wrapable: list[bool], max_width: int) -> list[i
     excess = total - max_width
     if any(wrapable):
         while total and excess > 0:
-            largest = max(w for w, ok in zip(widths, wrapable) if ok)
-            second = max(w if ok and w != largest else 0 for w, ok in zip(widths, wrapable))
+            largest = max(w for w, ok in zip(widths, wrapable, strict=True) if ok)
+            second = max(w if ok and w != largest else 0 for w, ok in zip(widths, wrapable, strict=True))
             difference = largest - second
-            ratios = [1 if (w == largest and ok) else 0 for w, ok in zip(widths, wrapable)]
+            ratios = [1 if (w == largest and ok) else 0 for w, ok in zip(widths, wrapable, strict=True)]
             if not any(ratios) or not difference:
                 break
             widths = _ratio_reduce(excess, ratios, [min(excess, difference)] * len(widths), widths)
@@ -366,9 +375,11 @@ def _collapse(widths: list[int], wrapable: list[bool], max_width: int) -> list[i
     return widths
 
 
-def _widths(columns: list[Column], rows: list[tuple[str, ...]], max_width: int) -> list[int]:
+def _widths(columns: Sequence[Column], rows: Sequence[tuple[str, ...]], max_width: int) -> list[int]:
     """``Table._calculate_column_widths`` (expand off, no table min_width)."""
     n = len(columns)
+    if any(len(row) != n for row in rows):
+        raise Unsupported("a row of another number of cells than the table has columns")
     texts = [[c.header, *(row[i] for row in rows)] for i, c in enumerate(columns)]
     ranges = [_measure_column(c, i, n, texts[i], max_width) for i, c in enumerate(columns)]
     widths = [hi or 1 for _, hi in ranges]
@@ -376,7 +387,7 @@ def _widths(columns: list[Column], rows: list[tuple[str, ...]], max_width: int) 
         widths = _collapse(widths, [not c.no_wrap for c in columns], max_width)
         if sum(widths) > max_width:
             widths = _ratio_reduce(sum(widths) - max_width, [1] * n, widths, widths)
-        ranges = [_measure_column(c, i, n, texts[i], w) for i, (c, w) in enumerate(zip(columns, widths))]
+        ranges = [_measure_column(c, i, n, texts[i], w) for i, (c, w) in enumerate(zip(columns, widths, strict=True))]
         widths = [hi or 0 for _, hi in ranges]
     return widths
 
@@ -384,7 +395,7 @@ def _widths(columns: list[Column], rows: list[tuple[str, ...]], max_width: int) 
 class _Column:
     """One column at its width: its cells as lines of exactly that width."""
 
-    __slots__ = ("column", "width", "inner", "left", "right", "blank", "_cache")
+    __slots__ = ("_cache", "blank", "column", "inner", "left", "right", "width")
 
     def __init__(self, column: Column, index: int, n: int, width: int):
         self.column = column
@@ -422,5 +433,5 @@ def _row(cells: list[list[str]], bottom: bool = False) -> list[str]:
         return [" " + " ".join(c[0] for c in cells) + " "]
     blanks = [" " * len(c[0]) for c in cells]
     filled = [([b] * (height - len(c)) + c if bottom else c + [b] * (height - len(c)))
-              for c, b in zip(cells, blanks)]
-    return [" " + " ".join(parts) + " " for parts in zip(*filled)]
+              for c, b in zip(cells, blanks, strict=True)]
+    return [" " + " ".join(parts) + " " for parts in zip(*filled, strict=True)]

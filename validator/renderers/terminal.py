@@ -119,6 +119,7 @@ class TerminalRenderer:
         self.show_passes = show_passes
         self.reuse = reuse
         self.plain = plain
+        self._tables: Any = None  # terminal_tables.Tables of the rich path's current render
         self.wrote_plain = False  # whether the last render was plain_layout's (tests ask)
 
     def render(self, report: Report, stream: TextIO) -> None:
