@@ -1,8 +1,10 @@
 """The terminal report: what passed, what failed with observed and expected values, what
-could not be checked and why. The only module that imports rich.
+could not be checked and why. With terminal_tables.py, the only module that imports rich.
 
 Colour only on a terminal; piped output is plain text of a fixed width, so CI logs and
-golden tests are stable.
+golden tests are stable. Plain text is written by plain_layout.py without importing rich
+(about half of a piped ``check``'s start-up), rich's bytes exactly; rich writes colour,
+and plain text wherever plain_layout is not sure (the whole report, never half of it).
 """
 
 from __future__ import annotations
