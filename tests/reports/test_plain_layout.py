@@ -248,3 +248,18 @@ def test_what_it_leaves_to_rich() -> None:
             plain_layout.markup(bad)
     for good in ("spec-check 0.3 · spec v1", "42 °C, µs, é", "x[1] [2]"):
         plain_layout.PlainConsole(80).print(good)
+
+
+def test_a_report_it_cannot_write_is_rich_s_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One character it does not measure, anywhere in the report: rich writes all of it;
+    and with a rich it was not compared with, rich writes every report."""
+    _, report = load_result(ROOT / "reports" / "examples" / "node-dgx-h100.json")
+    odd = replace(report, findings=(*report.findings[:-1], replace(report.findings[-1], observed="漢字 …")))
+    out = _same(odd, must_be_plain=False, width=140, show_passes=True)
+    assert "漢字" in out
+    assert _render(odd, plain=True, width=140)[1] is False
+    assert _render(report, plain=True, width=140)[1] is True
+    monkeypatch.setattr(plain_layout, "VERIFIED", ("0.0.1",))
+    monkeypatch.setattr(plain_layout, "_usable", None)
+    assert not plain_layout.usable()
+    assert _render(report, plain=True, width=140)[1] is False
