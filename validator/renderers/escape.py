@@ -55,12 +55,20 @@ def rich(value: object) -> str:
     out = text(value)
     if "[" not in out and "\\" not in out:  # nothing rich would read as markup (most cells)
         return out
-    from rich.markup import escape
-
-    out = escape(out)
+    # rich.markup.escape (rich 13 to 15), here so that plain output needs no rich: a backslash
+    # before each tag-like "[...]", the backslashes already before it doubled
+    out = _RICH_TAG.sub(_escape_tag, out)
     if out.endswith("\\") and not out.endswith("\\\\"):
         out += "\\"  # "x\" + "[/]" would escape the renderer's closing tag
     return out
+
+
+_RICH_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def _escape_tag(m: re.Match[str]) -> str:
+    backslashes, tag = m.groups()
+    return f"{backslashes}{backslashes}\\{tag}"
 
 
 def html(value: object) -> str:

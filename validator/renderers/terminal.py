@@ -1,8 +1,10 @@
 """The terminal report: what passed, what failed with observed and expected values, what
-could not be checked and why. The only module that imports rich.
+could not be checked and why. With terminal_tables.py, the only module that imports rich.
 
 Colour only on a terminal; piped output is plain text of a fixed width, so CI logs and
-golden tests are stable.
+golden tests are stable. Plain text is written by plain_layout.py without importing rich
+(about half of a piped ``check``'s start-up), rich's bytes exactly; rich writes colour,
+and plain text wherever plain_layout is not sure (the whole report, never half of it).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from typing import Any, TextIO
 
 from validator.renderers.base import holds as holds_text
+from validator.renderers.plain_layout import PlainConsole, Unsupported, usable
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 WIDE = 120  # below this many columns findings are blocks, not table rows
@@ -92,10 +95,13 @@ def _too_wide(console: Any, table: Any) -> bool:
 
 def _indent(console: Any, label: str, text: str, by: int = 4) -> None:
     """``label: text`` indented, its continuation lines too (rich wraps at spaces)."""
+    from validator.renderers.escape import text as visible
+
+    if isinstance(console, PlainConsole):
+        console.indent((f"{label}: " if label else "") + visible(text), by)
+        return
     from rich.padding import Padding
     from rich.text import Text
-
-    from validator.renderers.escape import text as visible
 
     line = Text.assemble((f"{label}: ", "dim"), visible(text)) if label else Text(visible(text))
     console.print(Padding(line, (0, 0, 0, by)))
@@ -104,25 +110,21 @@ def _indent(console: Any, label: str, text: str, by: int = 4) -> None:
 class TerminalRenderer:
     """``show_passes``: list every subject's passes (a fleet otherwise counts them).
     ``reuse``: lay out each shape of table once (``terminal_tables``); off, every table is
-    laid out by rich (bench/terminal_bench.py times both, tests compare their bytes)."""
+    laid out by rich (bench/terminal_bench.py times both, tests compare their bytes).
+    ``plain``: plain text (no colour) is written by ``plain_layout`` without rich, the same
+    bytes (tests/reports/test_plain_layout.py); off, or where it cannot, rich writes it."""
 
     def __init__(self, *, verbose: bool = False, width: int | None = None, show_passes: bool = False,
-                 reuse: bool = True):
+                 reuse: bool = True, plain: bool = True):
         self.verbose = verbose
         self.width = width
         self.show_passes = show_passes
         self.reuse = reuse
+        self.plain = plain
+        self._tables: Any = None  # terminal_tables.Tables of the rich path's current render
+        self.wrote_plain = False  # whether the last render was plain_layout's (tests ask)
 
     def render(self, report: Report, stream: TextIO) -> None:
-        import io
-
-        from rich.console import Console
-
-        from validator.renderers.terminal_tables import Tables
-
-        # each distinct shape of table laid out once (terminal_tables.py)
-        self._tables = Tables() if self.reuse else None
-
         tty = stream.isatty() if hasattr(stream, "isatty") else False
         # NO_COLOR (no-color.org), set to anything but "": plain text on a terminal too
         styled = tty and not os.environ.get("NO_COLOR")
@@ -133,17 +135,41 @@ class TerminalRenderer:
             except (OSError, ValueError, AttributeError):
                 width = 0
             width = width if width >= 20 else 80  # a pty of no size: rich's own fallback
-        buf = io.StringIO()
-        console = Console(file=buf, width=width, force_terminal=styled,
-                          no_color=not styled, highlight=False, soft_wrap=False, emoji=False)
-        self._render(report, console)
+        self.wrote_plain = False
+        out = None
+        if not styled and self.plain and width and usable():
+            # the whole report without rich, or (something it does not lay out) with rich
+            self._tables = None
+            plain = PlainConsole(width)
+            try:
+                self._render(report, plain)
+                out = plain.getvalue()
+                self.wrote_plain = True
+            except Unsupported:
+                out = None
+        if out is None:
+            out = self._with_rich(report, width, styled)
         # rich pads table cells to the column width: no line ends in spaces (CI logs, diffs);
         # without colour codes a line's rstrip does it (the regex took seconds on 16,000 rows)
-        out = buf.getvalue()
         if "\x1b" in out:
             stream.write(_TRAILING.sub(r"\1", out))
         else:
             stream.write("\n".join(line.rstrip(" \t") for line in out.split("\n")))
+
+    def _with_rich(self, report: Report, width: int | None, styled: bool) -> str:
+        import io
+
+        from rich.console import Console
+
+        from validator.renderers.terminal_tables import Tables
+
+        # each distinct shape of table laid out once (terminal_tables.py)
+        self._tables = Tables() if self.reuse else None
+        buf = io.StringIO()
+        console = Console(file=buf, width=width, force_terminal=styled,
+                          no_color=not styled, highlight=False, soft_wrap=False, emoji=False)
+        self._render(report, console)
+        return buf.getvalue()
 
     def _render(self, report: Report, console: Any) -> None:
         from validator.renderers import coverage as cov
@@ -245,12 +271,16 @@ class TerminalRenderer:
                 if f.status is Status.PASS:  # one line: what holds, as seen, then which rule
                     # assembled as text, not markup: escaped pieces side by side can still
                     # form a tag between them ("x[" + ": " + "y]")
-                    from rich.text import Text
-
                     from validator.renderers.escape import text as plain
 
                     where = plain(f.rule) + (f", {plain(f.item)}" if f.item else "")
                     said, with_observed = holds_text(f)
+                    if isinstance(console, PlainConsole):
+                        console.print_text(f"PASS  {plain(said)}" + (": " if with_observed else "")
+                                           + (plain(f.observed or "") if with_observed else "") + f" ({where})")
+                        continue
+                    from rich.text import Text
+
                     console.print(Text.assemble(("PASS ", STYLE[f.status]),
                                                 f" {plain(said)}" + (": " if with_observed else ""),
                                                 plain(f.observed or "") if with_observed else "", " ",
@@ -277,9 +307,6 @@ class TerminalRenderer:
     def _wide(self, console: Any, title: str, rows: list[Finding], longest: int, holds: bool = False) -> None:
         """One table of a subject's findings: status, rule, item, observed, expected; for its
         passes (``holds``): status, what holds, item, observed, rule."""
-        from rich import box
-        from rich.table import Table
-
         from validator.renderers.escape import rich as escape
 
         if not (holds and title.startswith("[green]passed")):  # a table ends in a blank line already
@@ -293,6 +320,25 @@ class TerminalRenderer:
                       f"[dim]{escape(f.message)}[/]" if f.status in (Status.SKIP, Status.ERROR)
                       else escape(f.observed or ""), escape(f.expected)) for f in rows]
             columns = ("rule", "item", "observed (or why not judged)", "expected")
+
+        if isinstance(console, PlainConsole):  # the same table, laid out without rich
+            from validator.renderers.plain_layout import Column
+
+            def plain_columns(item_min: int | None) -> list[Column]:
+                return [Column("status", no_wrap=True),
+                        Column(columns[0], overflow="fold") if holds else Column(columns[0], no_wrap=True),
+                        Column("item", overflow="fold", min_width=item_min),
+                        Column(columns[2], overflow="fold"),
+                        Column(columns[3], no_wrap=True) if holds else Column(columns[3], overflow="fold")]
+
+            spec = plain_columns(min(longest, 48))
+            if longest and sum(console.table_widths(spec, cells)) + len(spec) + 1 > console.width:
+                spec = plain_columns(None)
+            console.table(title, spec, cells)
+            return
+
+        from rich import box
+        from rich.table import Table
 
         def make(content: Any, with_title: bool, item_min: int | None) -> Table:
             t = Table(title=title if with_title else None, title_justify="left", show_lines=False,

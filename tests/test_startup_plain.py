@@ -1,0 +1,82 @@
+"""The terminal report piped or written to a file is plain text, laid out without rich
+(validator/renderers/plain_layout.py): ``check`` and ``lint FILE`` so piped import no rich,
+which is about half of their start-up. On a terminal (colour) rich writes it, as before.
+
+Each verb runs in a fresh interpreter (after one run that fills the compiled-pack cache),
+as tests/test_startup.py does; the report goes to a buffer, which for the colour case says
+it is a terminal. Times are never asserted: bench/start_bench.py prints them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
+JOB = ROOT / "tests" / "jobs" / "formats" / "hf"
+
+# Run a verb in-process with its stdout a buffer (a terminal when argv[1] is "tty"), then
+# print whether the report had colour codes and the names in sys.modules.
+_PROBE = """
+import contextlib, io, json, sys
+from validator.entry import main
+
+class Buffer(io.StringIO):
+    def isatty(self):
+        return TTY
+
+TTY = sys.argv[1] == "tty"
+out, code = Buffer(), 0
+try:
+    with contextlib.redirect_stdout(out):
+        main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "colour": "\\x1b[" in out.getvalue(), "chars": len(out.getvalue()),
+                  "modules": sorted(sys.modules)}))
+"""
+
+
+def _run(tmp_path: Path, mode: str, *args: str) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "FORCE_COLOR", "TERM")}
+    env.update({"SPEC_CHECK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"})
+    cmd = [sys.executable, "-c", _PROBE, mode, *args]
+    subprocess.run(cmd, env=env, capture_output=True, check=False, timeout=120)  # fills the cache
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data: dict[str, object] = json.loads(r.stdout.strip().splitlines()[-1])
+    assert data["code"] in (0, 1), (args, data["code"], r.stderr[-2000:])
+    assert int(data["chars"]) > 200  # type: ignore[call-overload]  # a report was written
+    return data
+
+
+def _rich(data: dict[str, object]) -> list[str]:
+    return [m for m in data["modules"] if m == "rich" or m.startswith("rich.")]  # type: ignore[attr-defined]
+
+
+def _one_job_file() -> Path:
+    return next(p for p in sorted(JOB.glob("*.yaml")))
+
+
+@pytest.mark.parametrize("args", [("check", "--facts", str(FACTS)),
+                                  ("lint", str(_one_job_file())),
+                                  ("lint", "--show", "passes", str(_one_job_file()))],
+                         ids=["check", "lint", "lint-show-passes"])
+def test_piped_terminal_report_imports_no_rich(tmp_path: Path, args: tuple[str, ...]) -> None:
+    data = _run(tmp_path, "pipe", *args)
+    assert data["colour"] is False
+    assert _rich(data) == []
+    assert "validator.renderers.plain_layout" in data["modules"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("args", [("check", "--facts", str(FACTS)), ("lint", str(_one_job_file()))],
+                         ids=["check", "lint"])
+def test_on_a_terminal_rich_writes_the_colour(tmp_path: Path, args: tuple[str, ...]) -> None:
+    data = _run(tmp_path, "tty", *args)
+    assert data["colour"] is True
+    assert "rich.console" in _rich(data)
