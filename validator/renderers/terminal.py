@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from validator.renderers.base import holds as holds_text
 from validator.renderers.plain_layout import PlainConsole, Unsupported, usable
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
+
+if TYPE_CHECKING:
+    from validator.renderers.terminal_tables import Tables
 
 WIDE = 120  # below this many columns findings are blocks, not table rows
 # spaces at the end of a line, before any closing colour codes; tried only where a run of
@@ -121,7 +124,7 @@ class TerminalRenderer:
         self.show_passes = show_passes
         self.reuse = reuse
         self.plain = plain
-        self._tables: Any = None  # terminal_tables.Tables of the rich path's current render
+        self._tables: Tables | None = None  # the rich path's current render's table layouts
         self.wrote_plain = False  # whether the last render was plain_layout's (tests ask)
 
     def render(self, report: Report, stream: TextIO) -> None:
