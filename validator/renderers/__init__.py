@@ -77,13 +77,27 @@ def unregister(name: str) -> None:
     BY_NAME.pop(name, None)
 
 
+_FOUND: dict[str, bool] = {}  # module -> importable: an installation does not change during a run
+_AVAILABLE: dict[tuple[OutputFormat, ...], dict[str, str]] = {}
+
+
 def _importable(target: str) -> bool:
-    return importlib.util.find_spec(target.split(":")[0]) is not None
+    module = target.split(":")[0]
+    found = _FOUND.get(module)
+    if found is None:
+        found = _FOUND[module] = importlib.util.find_spec(module) is not None
+    return found
 
 
 def available() -> dict[str, str]:
-    """Every format this installation can write: name -> "module:Class"."""
-    return {o.name: o.target for o in OUTPUTS if not o.optional or _importable(o.target)}
+    """Every format this installation can write: name -> "module:Class". Worked out once
+    per set of registered formats: click reads a ``--format`` choice (``Names``) item by
+    item, and each look-up of an optional module's file was a search of ``sys.path``."""
+    formats = OUTPUTS
+    found = _AVAILABLE.get(formats)
+    if found is None:
+        found = _AVAILABLE[formats] = {o.name: o.target for o in formats if not o.optional or _importable(o.target)}
+    return dict(found)
 
 
 class Names(Sequence[str]):
