@@ -168,7 +168,8 @@ def test_markup_is_rich_s(pieces: list[str]) -> None:
 def test_escaped_text_is_shown_as_written(value: str) -> None:
     """``escape.rich`` (no rich import) is rich's ``escape`` with the renderer's closing
     backslash, and the plain writer reads it back as rich does, inside a tag too (which is
-    the value itself but for rich's own slip: a value with ``\\[`` shows as ``[``)."""
+    the value itself but for rich's own slips with backslashes: ``\\[`` shows as ``[``, two
+    closing backslashes as one; the rich path printed them so before, and still does)."""
     from rich.markup import escape, render
 
     theirs = escape(value)
@@ -177,7 +178,7 @@ def test_escaped_text_is_shown_as_written(value: str) -> None:
     assert rich_escape(value) == theirs
     marked = f"[bold]{rich_escape(value)}[/]"
     assert plain_layout.markup(marked) == render(marked, emoji=False).plain
-    if "\\[" not in value:
+    if "\\" not in value:
         assert plain_layout.markup(marked) == value
 
 
