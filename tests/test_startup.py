@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.startup_probe import run_probe
+
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
 JOB = ROOT / "tests" / "jobs" / "formats" / "hf"
@@ -46,14 +48,7 @@ _NEVER = ("yaml", "pydantic", "pydantic_core", "jsonschema", "cryptography", "va
 
 
 def _modules(tmp_path: Path, *args: str) -> set[str]:
-    env = {**os.environ, "SPEC_CHECK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-c", _PROBE, *args]
-    subprocess.run(cmd, env=env, capture_output=True, check=False, timeout=120)  # fills the cache
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    data = json.loads(r.stdout.strip().splitlines()[-1])
-    assert data["code"] in (0, 1), (args, data["code"], r.stderr[-2000:])
-    return set(data["modules"])
+    return set(run_probe(tmp_path, _PROBE, *args)["modules"])
 
 
 def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:

@@ -8,13 +8,12 @@ it is a terminal. Times are never asserted: bench/start_bench.py prints them."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.startup_probe import run_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
@@ -44,13 +43,8 @@ print(json.dumps({"code": code, "colour": "\\x1b[" in out.getvalue(), "chars": l
 
 def _run(tmp_path: Path, mode: str, *args: str) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "FORCE_COLOR", "TERM")}
-    env.update({"SPEC_CHECK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"})
-    cmd = [sys.executable, "-c", _PROBE, mode, *args]
-    subprocess.run(cmd, env=env, capture_output=True, check=False, timeout=120)  # fills the cache
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    data: dict[str, object] = json.loads(r.stdout.strip().splitlines()[-1])
-    assert data["code"] in (0, 1), (args, data["code"], r.stderr[-2000:])
+    env["TERM"] = "xterm-256color"
+    data = run_probe(tmp_path, _PROBE, mode, *args, env=env)
     assert int(data["chars"]) > 200  # type: ignore[call-overload]  # a report was written
     return data
 

@@ -11,13 +11,14 @@ is asserted.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.startup_probe import run_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
@@ -56,14 +57,7 @@ print(json.dumps({"code": code, "compiled": compiled, "plain": plain,
 
 
 def _run(tmp_path: Path, *args: str) -> dict:
-    env = {**os.environ, "SPEC_CHECK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-c", _PROBE, *args]
-    subprocess.run(cmd, env=env, capture_output=True, check=False, timeout=120, cwd=ROOT)  # fills the pack cache
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-2000:]
-    data = json.loads(r.stdout.strip().splitlines()[-1])
-    assert data["code"] in (0, 1), (args, data, r.stderr[-2000:])
-    return data
+    return run_probe(tmp_path, _PROBE, *args)
 
 
 def _ours(compiled: dict[str, int]) -> dict[str, int]:

@@ -12,13 +12,14 @@ log or a run log compiles none of those shapes.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.startup_probe import run_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
@@ -48,14 +49,7 @@ _NOT_RECORDED = ("socket", "ctypes", "subprocess", "validator.facts.node", "vali
 
 
 def _run(tmp_path: Path, *args: str) -> dict[str, object]:
-    env = {**os.environ, "SPEC_CHECK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-c", _PROBE, *args]
-    subprocess.run(cmd, env=env, capture_output=True, check=False, timeout=120)  # fills the cache
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    data = json.loads(r.stdout.strip().splitlines()[-1])
-    assert data["code"] in (0, 1), (args, data["code"], r.stderr[-2000:])
-    return data
+    return run_probe(tmp_path, _PROBE, *args)
 
 
 def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
