@@ -112,3 +112,18 @@ def test_the_two_cpu_tables_are_the_recorded_runs():
     made = re.compile(r"^creating \d+ dataclasses\s+([\d.]+)", re.M)
     assert work["creating dataclasses"] == [made.search(mine).group(1) + " ms", made.search(main).group(1) + " ms"]
     assert "median of 9 runs" in mine and "median of 9 runs" in main
+
+
+def test_the_readme_quotes_the_recorded_two_cpu_run():
+    bench = (THIS / "bench_2cpu.txt").read_text()
+
+    def cpu(label: str) -> str:
+        return re.search(rf"^{re.escape(label)}\s+[\d.]+x\s+([\d.]+x)\s", bench, re.M).group(1)
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    quote = (f"`check` {cpu('check / import psutil')} ({cpu('before: check / import psutil')} before that day's "
+             f"changes), `check --format json` {cpu('check json / import psutil')} "
+             f"({cpu('before: check json / import psutil')}), `--help` {cpu('--help / import psutil')}, "
+             f"`lint` {cpu('lint / check-jsonschema (1 file)')} ({cpu('before: lint / check-jsonschema')}); "
+             f"the floor alone is {cpu('floor / import psutil')}")
+    assert quote in readme
