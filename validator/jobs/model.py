@@ -25,10 +25,14 @@ computed in ``finish()``; their arithmetic is spelled out in the value or the so
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.facts import document as fdoc
 from validator.jobs.entries import Entry  # the model holds entries; its derivations make them too
+
+if TYPE_CHECKING:
+    from validator.jobs.failure_detection import Mechanism
+    from validator.report.model import JSONValue
 
 METRIC_FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
 
@@ -98,7 +102,7 @@ MAX_NUMBER = 10**15
 _LIMIT_BY_UNIT = {"sec": 100 * 365 * 86400}
 
 
-def _out_of_range(name: str, value: Any) -> bool:
+def _out_of_range(name: str, value: JSONValue) -> bool:
     import math
 
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -116,20 +120,20 @@ class JobModel:
         self.name = name
         self.entries: dict[str, Entry] = {}
         self.conflicts: list[str] = []
-        self.lists: dict[str, list[tuple[Any, str | None, int | None, str]]] = {}
+        self.lists: dict[str, list[tuple[JSONValue, str | None, int | None, str]]] = {}
         self.formats: list[str] = []
         self.files: list[str] = []
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[dict[str, str | int | None]] = []
         self.texts: dict[str, str] = {}  # file -> text of the configs read (source lines travel in findings)
         self.torch = False  # a PyTorch job: the torch.distributed defaults apply
         self.timeouts: list[Entry] = []
         self.overriding = False  # reading command-line arguments: they override files
         # rule pack v1.1: failure-detection mechanisms per mode (failure_detection.py), NCCL
         # watchdog settings, caveats per mode, and metric evidence v1.0 did not read
-        self.mechanisms: list[Any] = []
+        self.mechanisms: list[Mechanism] = []
         self.mode_notes: dict[str, list[str]] = {}
         self.watchdog: dict[str, tuple[str, str | None, int | None]] = {}
-        self.metric_evidence: list[tuple[Any, str | None, int | None, str]] = []
+        self.metric_evidence: list[tuple[JSONValue, str | None, int | None, str]] = []
         self.origins: dict[str, str] = {}  # parameter -> "--set" | "profile:FILE"
         # Hydra composition (hydra.py): file (real path) -> (layer, scale of its own list);
         # ``layer`` is the one of the file being read. A higher layer overrides a lower.
@@ -151,7 +155,7 @@ class JobModel:
     def set(
         self,
         name: str,
-        value: Any,
+        value: JSONValue,
         file: str | None,
         line: int | None,
         source: str,
@@ -192,7 +196,7 @@ class JobModel:
                 None, file, line, source, error=f"the job's files disagree: {text}"
             )
 
-    def decide(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
+    def decide(self, name: str, value: JSONValue, file: str | None, line: int | None, source: str) -> None:
         """A setting that decides ``name`` whatever else set it: Megatron's
         ``--no-save-optim`` makes every checkpoint ``--save`` writes model-only, so
         "checkpoints of model and optimizer state" is false at that flag's line, not true at
@@ -204,7 +208,7 @@ class JobModel:
         self.entries[name] = Entry(value, file, line, source, override=True, layer=self.layer)
 
     def invalid(
-        self, name: str, raw: Any, file: str | None, line: int | None, source: str, expected: str
+        self, name: str, raw: JSONValue, file: str | None, line: int | None, source: str, expected: str
     ) -> None:
         """A key whose value has the wrong type (``steps_per_print: {"a": 1}``).
 
@@ -234,7 +238,7 @@ class JobModel:
             self.entries[name] = Entry(None, file, None, f"inherited default: {source}", default=True)
 
     def default(
-        self, name: str, value: Any, file: str | None, source: str, line: int | None = None,
+        self, name: str, value: JSONValue, file: str | None, source: str, line: int | None = None,
         key: str | None = None,
     ) -> None:
         """A framework default, used only where no file sets the value. ``line``: the
@@ -246,14 +250,14 @@ class JobModel:
         if name not in self.entries and value is not None:
             self.entries[name] = Entry(value, file, line, f"default: {source}", default=True, key=key)
 
-    def add(self, name: str, value: Any, file: str | None, line: int | None, source: str) -> None:
+    def add(self, name: str, value: JSONValue, file: str | None, line: int | None, source: str) -> None:
         """One member of a list fact (metric families, sinks, problems)."""
         bucket = self.lists.setdefault(name, [])
         if all(v != value for v, *_ in bucket):
             bucket.append((value, file, line, source))
             self.list_layers.setdefault(name, []).append(self.layer)
 
-    def get(self, name: str, default: Any = None) -> Any:
+    def get(self, name: str, default: JSONValue = None) -> JSONValue:
         """The value, or ``default`` when unset or an error value."""
         e = self.entries.get(name)
         return e.value if e is not None and e.error is None else default
@@ -346,7 +350,7 @@ class JobModel:
         if step_time_s is not None:
             self._command_line("job.step_time", float(step_time_s), "step_time")
 
-    def _command_line(self, name: str, value: Any, param: str) -> None:
+    def _command_line(self, name: str, value: JSONValue, param: str) -> None:
         """``--set PARAM=VALUE``: what the user passed on the command line wins over the
         job's files (the documented precedence: command line, then files, then a profile,
         then framework defaults; a profile's value fills only what no file says). Where
@@ -551,8 +555,8 @@ class JobModel:
             detection.derive(self, collective)
 
     # -- output -------------------------------------------------------------------------
-    def facts(self) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
+    def facts(self) -> dict[str, fdoc.Fact]:
+        out: dict[str, fdoc.Fact] = {}
         for name, unit in FACTS.items():
             if name in self.lists and name not in self.entries:
                 bucket = self.lists[name]
@@ -588,7 +592,7 @@ class JobModel:
         return out
 
     @staticmethod
-    def _empty(name: str) -> Any:
+    def _empty(name: str) -> list[str] | None:
         return (
             []
             if name
