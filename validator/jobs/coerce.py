@@ -9,10 +9,8 @@ just for it (tests/test_import_layers.py: no import circle).
 from __future__ import annotations
 
 import re
-from typing import Any
 
-
-def as_int(v: Any) -> int | None:
+def as_int(v: object) -> int | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
@@ -29,7 +27,7 @@ def as_int(v: Any) -> int | None:
     return None
 
 
-def as_float(v: Any) -> float | None:
+def as_float(v: object) -> float | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
@@ -42,7 +40,7 @@ def as_float(v: Any) -> float | None:
     return None
 
 
-def as_bool(v: Any) -> bool | None:
+def as_bool(v: object) -> bool | None:
     if isinstance(v, bool):
         return v
     if isinstance(v, (int, float)):

@@ -8,11 +8,18 @@ that rules see one word per concept.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from validator.jobs.coerce import as_bool, as_float, as_int  # shared by every reader: c.as_int etc.
 from validator.jobs.model import JobModel
 from validator.lazy import Pattern
+
+if TYPE_CHECKING:
+    from validator.jobs.base import Ctx
+    from validator.report.model import JSONValue
+
+T = TypeVar("T")
 
 HALF = ("bf16", "fp16", "fp8")
 
@@ -37,7 +44,7 @@ def _restores_default(name: str, value: str) -> bool:
     return value.strip().strip("'\"") in DEFAULT_RESTORING.get(name, ())
 
 
-def _not_set(v: Any) -> bool:
+def _not_set(v: JSONValue) -> bool:
     """``None``, DeepSpeed/HF ``"auto"`` (filled in by the host framework) and an
     unresolved OmegaConf/Hydra ``${...}`` interpolation: not set in this file."""
     if v is None:
@@ -46,15 +53,15 @@ def _not_set(v: Any) -> bool:
 
 
 def _typed(
-    conv: Any,
+    conv: Callable[[JSONValue], T | None],
     expected: str,
     model: JobModel,
     fact: str,
-    raw: Any,
+    raw: JSONValue,
     file: str | None,
     line: int | None,
     source: str,
-) -> Any:
+) -> T | None:
     if _not_set(raw):
         return None
     v = conv(raw)
@@ -64,7 +71,7 @@ def _typed(
 
 
 def int_of(
-    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
 ) -> int | None:
     """``raw`` as an integer; ``None`` when not set, or (after recording the key as an
     error at its line and the fact as an error value) when it is of the wrong type, so
@@ -73,21 +80,21 @@ def int_of(
 
 
 def float_of(
-    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
 ) -> float | None:
     """``raw`` as a number (see ``int_of``)."""
     return _typed(as_float, "a number", model, fact, raw, file, line, source)
 
 
 def bool_of(
-    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
 ) -> bool | None:
     """``raw`` as true/false (see ``int_of``)."""
     return _typed(as_bool, "true or false", model, fact, raw, file, line, source)
 
 
 def duration_of(
-    model: JobModel, fact: str, raw: Any, file: str | None, line: int | None, source: str
+    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
 ) -> float | None:
     """A Lightning duration (``DD:HH:MM:SS``, ``H:MM:SS``, a timedelta dict or seconds)."""
     return _typed(
@@ -110,7 +117,7 @@ def precision(model: JobModel, mode: str, file: str | None, line: int | None, so
 
 
 
-def dtype_word(v: Any) -> str | None:
+def dtype_word(v: JSONValue) -> str | None:
     """``bfloat16``/``bf16``/``float16``/``fp32``/``float32`` -> bf16/fp16/fp32."""
     if not isinstance(v, str):
         return None
@@ -126,7 +133,7 @@ def dtype_word(v: Any) -> str | None:
     return None
 
 
-def env(model: JobModel, name: str, value: Any, file: str, line: int | None) -> None:
+def env(model: JobModel, name: str, value: JSONValue, file: str, line: int | None) -> None:
     """An environment variable the job sets (export, PyTorchJob env, env file)."""
     value = "" if value is None else str(value)
     _v11_env(model, name, value, file, line)
@@ -208,7 +215,7 @@ def slurm_time(text: str) -> float | None:
     return int(a) * 3600.0 + int(b) * 60 + int(c)
 
 
-def lightning_time(v: Any) -> float | None:
+def lightning_time(v: JSONValue) -> float | None:
     """Lightning ``max_time``: "DD:HH:MM:SS" or a dict of timedelta fields; also a
     ``datetime.timedelta`` as text ("0:00:45", "1 day, 2:00:00"), as LightningCLI writes
     a strategy's ``timeout``."""
@@ -238,7 +245,7 @@ def lightning_time(v: Any) -> float | None:
     return None
 
 
-def duplicate_json_keys(ctx: Any) -> None:
+def duplicate_json_keys(ctx: Ctx) -> None:
     """JSON keeps the *last* value of a key written twice in one object, and the earlier
     ones are silently ignored. Report each ignored occurrence (``job.config.ignored_keys``,
     at its line); the key's own line is already the occurrence whose value is used."""
