@@ -30,12 +30,15 @@ bar the file is refused (passed over with ``--ignore-unknown``) with what was se
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import registry
 from validator.jobs.keys import close_match
 from validator.jobs.registry import Format
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 MAX_NODES = 5000  # nodes walked looking for _target_ / class_path (a hostile file is cut short)
 BAR = 1.0  # decisive evidence a format needs, and by which it must beat every alternative
@@ -51,10 +54,10 @@ class Seen:
     score: float
 
 
-def targets(data: Any) -> list[tuple[str, tuple[Any, ...]]]:
+def targets(data: JSONValue) -> list[tuple[str, tuple[object, ...]]]:
     """Every ``_target_`` / ``class_path`` string in ``data``, with its key path."""
-    out: list[tuple[str, tuple[Any, ...]]] = []
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    out: list[tuple[str, tuple[object, ...]]] = []
+    stack: list[tuple[JSONValue, tuple[object, ...]]] = [(data, ())]
     seen = 0
     while stack and seen < MAX_NODES:
         node, path = stack.pop()
@@ -72,13 +75,13 @@ def targets(data: Any) -> list[tuple[str, tuple[Any, ...]]]:
     return sorted(out, key=lambda t: str(t[1]))
 
 
-def _fairseq_choices(data: dict[str, Any]) -> list[str]:
+def _fairseq_choices(data: dict[str, JSONValue]) -> list[str]:
     """fairseq's dataclass choice (``task: {_name: audio_pretraining}``) in its sections."""
     return [f"{k}._name" for k, v in data.items() if isinstance(v, dict) and "_name" in v][:3]
 
 
-def evidence(fmt: Format, data: dict[str, Any], group: str | None = None,
-             found: list[tuple[str, tuple[Any, ...]]] | None = None) -> Seen:
+def evidence(fmt: Format, data: dict[str, JSONValue], group: str | None = None,
+             found: list[tuple[str, tuple[object, ...]]] | None = None) -> Seen:
     """``fmt``'s decisive evidence in ``data``. ``group``: the Hydra config group the file
     is composed under (``trainer`` for ``configs/trainer/ddp.yaml``), whose keys are then
     that section's."""
@@ -125,7 +128,7 @@ def evidence(fmt: Format, data: dict[str, Any], group: str | None = None,
     return Seen(fmt, items, score)
 
 
-def _all_known(fmt: Format, sect: str, block: dict[str, Any]) -> bool:
+def _all_known(fmt: Format, sect: str, block: dict[str, JSONValue]) -> bool:
     from validator.jobs.keys import catalogue
 
     cat = catalogue(fmt.catalogue) if fmt.catalogue and fmt.whole_sections else None
@@ -139,7 +142,7 @@ class Judgement:
     why: str  # what was seen, in words (for a refusal)
 
 
-def judge(kind: str, data: dict[str, Any], group: str | None = None) -> Judgement:
+def judge(kind: str, data: dict[str, JSONValue], group: str | None = None) -> Judgement:
     """Keep ``kind`` (the format the markers and key counts picked) only when its evidence
     holds against every alternative: no other format's decisive evidence at least as
     strong, and, for a format recognized by shared section names, evidence of its own."""
@@ -161,7 +164,7 @@ def judge(kind: str, data: dict[str, Any], group: str | None = None) -> Judgemen
     return Judgement(None, describe(fmt, mine, rivals, data))
 
 
-def describe(fmt: Format, mine: Seen, rivals: list[Seen], data: dict[str, Any]) -> str:
+def describe(fmt: Format, mine: Seen, rivals: list[Seen], data: dict[str, JSONValue]) -> str:
     """A refusal in words: what was seen of each format, and why that is not enough."""
     shared = [k for k in ("trainer", "task", "model", "data", "optimizer") if k in data]
     parts = []

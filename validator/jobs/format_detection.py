@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from validator.jobs import registry
 from validator.values.records import record
@@ -182,7 +182,7 @@ def looks_like_config(path: Path, text: str) -> bool:
     return bool(_CONFIG_WORDS.search(text))
 
 
-def kind_of_tree(syntax: str, data: Any, path: Path | None = None) -> str | None:
+def kind_of_tree(syntax: str, data: JSONValue, path: Path | None = None) -> str | None:
     """The format of a parsed structured file, or None when it is no known job config.
 
     The candidate the markers and key counts pick (``_candidate``) is kept only when its
@@ -198,7 +198,7 @@ def kind_of_tree(syntax: str, data: Any, path: Path | None = None) -> str | None
     return evidence.judge(kind, data, _group(path)).kind
 
 
-def why_refused(syntax: str, data: Any, path: Path | None = None) -> str:
+def why_refused(syntax: str, data: JSONValue, path: Path | None = None) -> str:
     """What was seen in a file no format claims: the evidence each format left."""
     kind = _candidate(syntax, data, path)
     if kind is not None and syntax == "yaml" and isinstance(data, dict):
@@ -225,7 +225,7 @@ def _group(path: Path | None) -> str | None:
     return hydra.package(path, head)
 
 
-def _candidate(syntax: str, data: Any, path: Path | None = None) -> str | None:
+def _candidate(syntax: str, data: JSONValue, path: Path | None = None) -> str | None:
     """The format of a parsed structured file, or None when it is no known job config.
 
     Formats with a marker no other format has (a Kubernetes ``apiVersion``/``kind``, an
@@ -272,7 +272,7 @@ def _scored_in(syntax: str) -> tuple[str, ...]:
     return tuple(registry.catalogued(syntax))
 
 
-def k8s_kind(data: Any) -> str | None:
+def k8s_kind(data: JSONValue) -> str | None:
     """The ``kind`` of a Kubernetes resource, or None for anything else."""
     if isinstance(data, dict) and isinstance(data.get("apiVersion"), str):
         kind = data.get("kind")
@@ -323,7 +323,7 @@ class Evidence:
 
 
 def rank(
-    data: dict[str, Any], group: str | None = None, kinds: tuple[str, ...] | None = None
+    data: dict[str, JSONValue], group: str | None = None, kinds: tuple[str, ...] | None = None
 ) -> list[Evidence]:
     """Every catalogued format's evidence for ``data``, best first.
 
@@ -380,7 +380,7 @@ def rank(
     return out
 
 
-def by_evidence(data: dict[str, Any], legacy: str | None, path: Path | None = None) -> str | None:
+def by_evidence(data: dict[str, JSONValue], legacy: str | None, path: Path | None = None) -> str | None:
     """The best-explaining format, or the marker-based guess when it is as good."""
     group = _group(path)
     ranked = rank(data, group)
@@ -404,7 +404,7 @@ def by_evidence(data: dict[str, Any], legacy: str | None, path: Path | None = No
     return best.kind if best.explains() else None
 
 
-def _lightning_marker(data: dict[str, Any]) -> bool:
+def _lightning_marker(data: dict[str, JSONValue]) -> bool:
     """LightningCLI's ``class_path`` or Hydra's ``_target_``: Lightning's own syntax."""
     return (
         "class_path" in str(data)[:5000]
@@ -413,7 +413,7 @@ def _lightning_marker(data: dict[str, Any]) -> bool:
     )
 
 
-def closest(data: Any, path: Path | None = None, syntax: str = "yaml") -> str:
+def closest(data: JSONValue, path: Path | None = None, syntax: str = "yaml") -> str:
     """For a refusal: the formats that came closest, with how much of the file each knew."""
     if not isinstance(data, dict) or not data:
         return "none"
@@ -422,7 +422,7 @@ def closest(data: Any, path: Path | None = None, syntax: str = "yaml") -> str:
     return ", ".join(e.describe() for e in ranked) or "none"
 
 
-def _marker_kind(syntax: str, data: dict[str, Any]) -> str | None:
+def _marker_kind(syntax: str, data: dict[str, JSONValue]) -> str | None:
     """The format whose marker holds first (``registry.Marker``; the rules before evidence
     scoring). A syntax other than JSON or TOML is tried against YAML's markers."""
     keys = set(data)
