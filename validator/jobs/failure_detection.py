@@ -23,11 +23,17 @@ its timeout and the timeout's origin in the source. Every default used is a row 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs.coerce import as_bool, as_float
 from validator.jobs.defaults import cite, read_in, value_of
 from validator.values.records import record
+
+if TYPE_CHECKING:  # types only: the model imports this module when it derives
+    from validator.jobs.base import Ctx
+    from validator.jobs.entries import Entry
+    from validator.jobs.model import JobModel
+    from validator.report.model import JSONValue
 
 
 @record(frozen=True)
@@ -51,7 +57,7 @@ def _at(file: str | None, line: int | None) -> str:
     return f" at {file}:{line}" if file and line else (f" in {file}" if file else "")
 
 
-def launcher_flags(ctx: Any, flags: dict[str, tuple[str, int]], launchers: set[str]) -> None:
+def launcher_flags(ctx: Ctx, flags: dict[str, tuple[str, int]], launchers: set[str]) -> None:
     """Mechanisms a launch line sets up: the launcher's worker monitor (crash), NVRx
     ``ft_launcher`` heartbeats and section timeouts, Megatron's in-process restart (hang)."""
     m, file = ctx.model, ctx.file
@@ -73,7 +79,7 @@ def launcher_flags(ctx: Any, flags: dict[str, tuple[str, int]], launchers: set[s
                        "timeouts are set by ft_launcher (--ft-rank-section-timeouts), not found in the job")
 
 
-def _monitor(m: Any, flags: dict[str, tuple[str, int]], file: str, who: str, key: str) -> None:
+def _monitor(m: JobModel, flags: dict[str, tuple[str, int]], file: str, who: str, key: str) -> None:
     hit = _flag(flags, "monitor-interval")
     secs = as_float(hit[0]) if hit else None
     if hit and secs is not None:
@@ -83,7 +89,7 @@ def _monitor(m: Any, flags: dict[str, tuple[str, int]], file: str, who: str, key
         m.mechanism("crash", f"{who} worker monitor", value_of(key), file, None, cite(key))
 
 
-def _ft_launcher(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
+def _ft_launcher(m: JobModel, flags: dict[str, tuple[str, int]], file: str) -> None:
     """NVRx fault tolerance: a rank that misses a heartbeat or section deadline is killed;
     the rank monitor checks every ``workload_check_interval`` (added to the timeout)."""
     chk = _flag(flags, "ft-workload-check-interval")
@@ -116,7 +122,7 @@ def _ft_launcher(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
                        f"{cite('nvrx.rank_heartbeat_timeout')}, so it never declares a rank hung")
 
 
-def _inprocess(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
+def _inprocess(m: JobModel, flags: dict[str, tuple[str, int]], file: str) -> None:
     """Megatron ``--inprocess-restart``: the NVRx in-process wrapper notices no progress
     after the soft timeout, and a rank that stops heart-beating after the heartbeat timeout."""
     for flag, key, what in (
@@ -134,7 +140,7 @@ def _inprocess(m: Any, flags: dict[str, tuple[str, int]], file: str) -> None:
                         f"--inprocess-restart{_at(file, line)}; {cite(key)}")
 
 
-def env(m: Any, name: str, value: str, file: str, line: int | None) -> None:
+def env(m: JobModel, name: str, value: str, file: str, line: int | None) -> None:
     """Environment variables that change what the NCCL watchdog does on a timeout."""
     if name in ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
                 "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"):
@@ -144,7 +150,7 @@ def env(m: Any, name: str, value: str, file: str, line: int | None) -> None:
                     f"TORCHFT_TIMEOUT_SEC={value}{_at(file, line)}")
 
 
-def torchft(m: Any, timeout_ms: Any, file: str, line: int | None, enable_line: int | None) -> None:
+def torchft(m: JobModel, timeout_ms: JSONValue, file: str, line: int | None, enable_line: int | None) -> None:
     """torchtitan ``fault_tolerance.enable``: torchft's fault-tolerant process group times
     out a collective after ``process_group_timeout_ms``; the lighthouse drops a replica that
     stops heart-beating."""
@@ -158,7 +164,7 @@ def torchft(m: Any, timeout_ms: Any, file: str, line: int | None, enable_line: i
                     f"fault_tolerance.enable{_at(file, enable_line)}; {cite(key)}")
 
 
-def _collective(m: Any, entry: Any) -> Mechanism | None:
+def _collective(m: JobModel, entry: Entry | None) -> Mechanism | None:
     """The collective timeout as a hang detector: the PG timeout the job sets (or its
     framework's default), unless the watchdog is told not to tear the process down."""
     if entry is None or entry.error is not None or not isinstance(entry.value, (int, float)):
@@ -215,7 +221,7 @@ def _cite_default(source: str) -> str:
     return f"default: {text}"
 
 
-def derive(m: Any, collective: Any) -> None:
+def derive(m: JobModel, collective: Entry | None) -> None:
     """``job.recovery.crash_detection`` and ``job.recovery.hang_detection``: the fastest
     mechanism per mode, with every other one found and any caveat in the source."""
     from validator.jobs.entries import Entry

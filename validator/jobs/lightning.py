@@ -9,11 +9,14 @@ the checkpoint callback and loggers) and a Megatron-style ``model:`` batch. Omeg
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 PREC = {
     "16": "fp16",
@@ -39,7 +42,7 @@ LOGGERS = {
 }
 
 
-def _cls(obj: Any) -> tuple[str, dict[str, Any]]:
+def _cls(obj: JSONValue) -> tuple[str, dict[str, JSONValue]]:
     """(class name, its arguments) of a class_path/init_args or _target_ object."""
     if not isinstance(obj, dict):
         return "", {}
@@ -51,7 +54,7 @@ def _cls(obj: Any) -> tuple[str, dict[str, Any]]:
     return "", {}
 
 
-def _trainer_args(data: dict[str, Any]) -> bool:
+def _trainer_args(data: dict[str, JSONValue]) -> bool:
     """Whether most keys are Lightning ``Trainer()`` arguments (its key catalogue)."""
     from validator.jobs.keys import catalogue
 
@@ -62,7 +65,7 @@ def _trainer_args(data: dict[str, Any]) -> bool:
     return hits >= 2 and hits * 2 >= len(keys)
 
 
-def _unresolved(v: Any) -> bool:
+def _unresolved(v: JSONValue) -> bool:
     return isinstance(v, str) and "${" in v
 
 
@@ -88,7 +91,7 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
     m.formats.append("nemo" if nemo else "lightning")
     m.torch = True
     data = ctx.tree.data if ctx.tree else {}
-    tpath: tuple[Any, ...] | None = None
+    tpath: tuple[object, ...] | None = None
     if isinstance(data.get("trainer"), dict):
         tpath = ("trainer",)
     elif _cls(data)[0] == "Trainer":
@@ -107,8 +110,8 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
     # callbacks: in the trainer, or a Hydra callbacks file (name -> {_target_: ...})
     # a Hydra composed config has groups: callbacks: {name: {_target_: ...}} (also
     # logger:), next to trainer:; a callbacks/*.yaml file has the entries at the top
-    callbacks: list[tuple[tuple[Any, ...], Any]] = []
-    groups: list[tuple[Any, ...]] = [("callbacks",), ("logger",)]
+    callbacks: list[tuple[tuple[object, ...], JSONValue]] = []
+    groups: list[tuple[object, ...]] = [("callbacks",), ("logger",)]
     if tpath is not None:
         groups.append((*tpath, "callbacks"))
     for gp in dict.fromkeys(groups):
@@ -126,7 +129,7 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
         _nemo(ctx)
 
 
-def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
+def _trainer(ctx: Ctx, t: tuple[object, ...], nemo: bool) -> None:
     m, g = ctx.model, (lambda k: ctx.get(*t, k))
     src = "nemo: trainer." if nemo else "lightning: trainer."
     prec = g("precision")
@@ -233,7 +236,7 @@ def _trainer(ctx: Ctx, t: tuple[Any, ...], nemo: bool) -> None:
             )
 
 
-def _callback(ctx: Ctx, path: tuple[Any, ...], cb: Any) -> None:
+def _callback(ctx: Ctx, path: tuple[object, ...], cb: JSONValue) -> None:
     m = ctx.model
     name, args = _cls(cb)
     line = ctx.line(*path)
