@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.values.records import record
+
+if TYPE_CHECKING:  # types only: shell.py imports this module
+    from validator.jobs.shell import Vars, Word
 
 Flags = dict[str, tuple[str, int]]
 
@@ -41,8 +44,8 @@ class _Frame:
     expect_pattern: bool = False
     patterns: list[str] = field(default_factory=list)
     outer_off: bool = False  # the whole conditional sits in a skipped branch
-    base: tuple[dict[str, str], dict[str, Any], set[str]] | None = None
-    outcomes: list[tuple[dict[str, str], dict[str, Any], set[str]]] = field(default_factory=list)
+    base: tuple[dict[str, str], dict[str, list[Word]], set[str]] | None = None
+    outcomes: list[tuple[dict[str, str], dict[str, list[Word]], set[str]]] = field(default_factory=list)
     branch_flags: list[Flags] = field(default_factory=list)
     parent: Flags | None = None
     oneshot: bool = False  # ``[ cond ] && cmd``: guards the next command only
@@ -69,7 +72,7 @@ def _known(text: str | None) -> str | None:
 class Flow:
     """Tracks the conditionals around each command of a script (see the module doc)."""
 
-    def __init__(self, v: Any, flags: Flags):
+    def __init__(self, v: Vars, flags: Flags):
         self.v = v
         self.root = flags
         self.stack: list[_Frame] = []
@@ -82,7 +85,7 @@ class Flow:
     def off(self) -> bool:
         return any(f.state == "inactive" or f.outer_off for f in self.stack)
 
-    def guard(self, test: list[Any], *, negate: bool) -> None:
+    def guard(self, test: list[Word], *, negate: bool) -> None:
         """``[ cond ] && cmd`` (``||``: unless): the next command runs in a branch of its
         own, decided like an ``if`` (see ``step``)."""
         self._settle()
@@ -106,7 +109,7 @@ class Flow:
             self._end_branch(self.stack[-1])
             self._close()
 
-    def step(self, words: list[Any]) -> list[Any] | None:
+    def step(self, words: list[Word]) -> list[Word] | None:
         """The words of ``words`` to read as a command, after control words are taken
         off; None when the command is in a branch that does not run (or is only
         control)."""
@@ -168,7 +171,7 @@ class Flow:
         return words
 
     # -- conditions -----------------------------------------------------------------------
-    def _condition(self, words: list[Any]) -> bool | None:
+    def _condition(self, words: list[Word]) -> bool | None:
         toks = [w.text for w in words]
         if toks and toks[-1] == "then":
             toks = toks[:-1]
@@ -222,7 +225,7 @@ class Flow:
         frame.base = self._snapshot()
         self.stack.append(frame)
 
-    def _snapshot(self) -> tuple[dict[str, str], dict[str, Any], set[str]]:
+    def _snapshot(self) -> tuple[dict[str, str], dict[str, list[Word]], set[str]]:
         return dict(self.v.scalars), dict(self.v.arrays), set(self.v.unknown)
 
     def _branch(self, frame: _Frame, cond: bool | None) -> None:
@@ -266,7 +269,7 @@ class Flow:
                 scalars[name] = vals.pop()  # type: ignore[assignment]
             else:
                 unknown.add(name)
-        arrays: dict[str, Any] = {}
+        arrays: dict[str, list[Word]] = {}
         for name in set().union(*(o[1] for o in outcomes)):
             texts = {tuple(w.text for w in o[1].get(name, [])) for o in outcomes}
             if len(texts) == 1 and all(name in o[1] for o in outcomes):
