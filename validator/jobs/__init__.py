@@ -29,11 +29,16 @@ message), which the CLI reports as ``error`` findings. One module per format fam
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.facts.document import Document
+
+if TYPE_CHECKING:  # types only: the readers load on first use
+    from validator.jobs.base import Ctx
+    from validator.jobs.model import JobModel
+    from validator.report.model import JSONValue
 
 MAX_FILES = 2000
 MAX_FOLLOW = 16
@@ -118,7 +123,7 @@ def read_job(
     return [document(model)]
 
 
-def document(model: Any) -> Document:
+def document(model: JobModel) -> Document:
     from validator import __version__
     from validator.clock import now_utc
     from validator.facts.document import new_document, value
@@ -150,7 +155,7 @@ MAX_SOURCE_LINE = 200  # characters of a config line carried inside the result
 MAX_KEPT_TEXT = 32 * 1024 * 1024  # configs' text kept for source lines, per job
 
 
-def _line_text(texts: dict[str, str], file: Any, line: Any) -> str | None:
+def _line_text(texts: dict[str, str], file: object, line: object) -> str | None:
     """Line ``line`` of a config read into this job, captured now (never re-read later:
     a result replayed elsewhere shows what this run read, and opens nothing)."""
     text = texts.get(file) if isinstance(file, str) else None
@@ -166,14 +171,14 @@ def _line_text(texts: dict[str, str], file: Any, line: Any) -> str | None:
     return out.rstrip("\r")[:MAX_SOURCE_LINE]
 
 
-def _with_text(loc: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+def _with_text(loc: dict[str, JSONValue], texts: dict[str, str]) -> dict[str, JSONValue]:
     t = _line_text(texts, loc.get("file"), loc.get("line"))
     if t is not None:
         loc["text"] = t
     return loc
 
 
-def _attach_text(node: Any, texts: dict[str, str]) -> None:
+def _attach_text(node: JSONValue, texts: dict[str, str]) -> None:
     if isinstance(node, dict):
         loc = node.get("location")
         if isinstance(loc, dict):
@@ -222,7 +227,7 @@ class _Scope:
         return None
 
 
-def walk_files(root: Path, model: Any) -> list[Path]:
+def walk_files(root: Path, model: JobModel) -> list[Path]:
     """Config files under ``root``: no symlink loops, hidden dirs skipped, capped."""
     out: list[Path] = []
     inside = _Scope([root], frozenset())
@@ -246,7 +251,7 @@ def walk_files(root: Path, model: Any) -> list[Path]:
     return out
 
 
-def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: Any) -> None:
+def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, follow: Callable[..., None]) -> None:
     from validator.io.source import ReadError, parse_json, parse_toml, parse_yaml, read_text
     from validator.jobs import format_detection as detect
     from validator.jobs import registry
@@ -324,17 +329,17 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: Any, follow: 
         model.error(file, None, f"unexpected value type ({type(exc).__name__}: {exc})")
 
 
-def _keep(model: Any, file: str, text: str) -> None:
+def _keep(model: JobModel, file: str, text: str) -> None:
     texts = model.texts
     if sum(map(len, texts.values())) + len(text) <= MAX_KEPT_TEXT:
         texts[file] = text
 
 
-def _dispatch(k: str, ctx: Any) -> None:
+def _dispatch(k: str, ctx: Ctx) -> None:
     """Run format ``k``'s reader (its descriptor in ``registry.FORMATS`` names it)."""
     from validator.jobs import hydra, registry
 
     registry.reader(k)(ctx)
     if registry.BY_NAME[k].hydra_bases and ctx.path.suffix.lower() in (".yaml", ".yml") \
-            and isinstance(ctx.tree.data, dict) and isinstance(ctx.tree.data.get("defaults"), list):
+            and isinstance(ctx.tree.data, dict) and isinstance(ctx.tree.data.get("defaults"), list):  # type: ignore[union-attr]  # _read_one parses the tree before it dispatches
         hydra.follow(ctx)  # a Hydra config of a known format (trainer/ddp.yaml): its bases too
