@@ -33,10 +33,24 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.lazy import Pattern
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from validator.jobs.keys import Catalogue
+    from validator.jobs.model import JobModel
+
+    class Container(TypedDict, total=False):
+        """A repository of ``containers.json``."""
+
+        name: str
+        source: str
+        packages: dict[str, str]  # framework -> its display name
+        tags: dict[str, dict[str, str]]  # tag -> framework -> version
 
 MAX_UP = 6  # folders above a config searched for dependency files
 MAX_BYTES = 256 * 1024  # a dependency file larger than this is not read
@@ -169,8 +183,8 @@ def _allows(specs: tuple[tuple[str, str], ...], version: str) -> bool:
 class Judged:
     """The catalogue a file's keys are judged with, and the others still accepted."""
 
-    catalogue: Any
-    accepted: tuple[Any, ...]  # catalogues whose keys are not reported either
+    catalogue: Catalogue
+    accepted: tuple[Catalogue, ...]  # catalogues whose keys are not reported either
     how: str  # "judged at lightning 2.6.6 (...)", for findings
     # the release the job runs is this catalogue's (the pin allows it): a key another
     # release has and this one has not is reported (``evaluation_strategy`` where the job
@@ -178,7 +192,7 @@ class Judged:
     exact: bool = False
 
 
-def choose(framework: str, start: Path | None, model: Any = None) -> Judged | None:
+def choose(framework: str, start: Path | None, model: JobModel | None = None) -> Judged | None:
     from validator.jobs.keys import releases, version_key
 
     cats = releases(framework)
@@ -244,13 +258,13 @@ class Image:
     line: int
 
 
-def table() -> dict[str, Any]:
+def table() -> dict[str, Container]:
     """``containers.json``: repository -> name, source, packages, tags."""
     return dict(_table())
 
 
 @lru_cache(maxsize=1)
-def _table() -> dict[str, Any]:
+def _table() -> dict[str, Container]:
     import json
 
     data = json.loads((Path(__file__).resolve().parent / "containers.json").read_text(encoding="utf-8"))
@@ -284,7 +298,7 @@ def images_in(text: str, file: str) -> list[Image]:
     return out
 
 
-def images(model: Any) -> list[Image]:
+def images(model: JobModel) -> list[Image]:
     """The catalogued container images the job's files name: the files read so far and
     the files the job was given (a launcher read after the config it names)."""
     done: dict[str, list[Image]] = model.__dict__.setdefault("_images", {})
@@ -305,7 +319,7 @@ def images(model: Any) -> list[Image]:
     return [img for found in done.values() for img in found]
 
 
-def from_image(framework: str, model: Any) -> tuple[Pin | None, str]:
+def from_image(framework: str, model: JobModel) -> tuple[Pin | None, str]:
     """The version of ``framework`` in the container image the job runs, as a pin, or
     None and a note naming the images whose versions are not known here."""
     tab = _table()
