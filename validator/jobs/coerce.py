@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+
 def as_int(v: object) -> int | None:
     if isinstance(v, bool):
         return None

@@ -37,9 +37,12 @@ import os
 import re
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs.base import Ctx
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 MAX_ENTRIES = 100  # a real defaults list has a dozen; each entry costs a file lookup
 MAX_UP = 4  # folders an absolute group path (``/trainer``) may climb to find the config root
@@ -49,7 +52,7 @@ SELF = (None, "_self_")
 PLACED: ContextVar[dict[str, str] | None] = ContextVar("hydra_placed", default=None)
 
 
-def _items(data: Any) -> list[tuple[int, str | None, str]]:
+def _items(data: JSONValue) -> list[tuple[int, str | None, str]]:
     """(index in the list, group or None for a config named directly, option) of each
     ``defaults`` entry that may pick a file, with ``_self_`` kept in its place. The index
     is the entry's own (an entry that picks nothing, ``logger: null``, still counts), so a
@@ -58,7 +61,7 @@ def _items(data: Any) -> list[tuple[int, str | None, str]]:
     return [(i, g, o) for i, g, o, _ in _entries(data)]
 
 
-def _entries(data: Any) -> list[tuple[int, str | None, str, str | None]]:
+def _entries(data: JSONValue) -> list[tuple[int, str | None, str, str | None]]:
     """``_items`` with each entry's ``@PACKAGE`` (None when it names none)."""
     out: list[tuple[int, str | None, str, str | None]] = []
     seq = data.get("defaults") if isinstance(data, dict) else None
@@ -94,13 +97,13 @@ def placed(parent: str, pkg: str) -> str:
     return ".".join(parts)
 
 
-def _optional(data: Any, index: int) -> bool:
+def _optional(data: JSONValue, index: int) -> bool:
     seq = data.get("defaults") if isinstance(data, dict) else None
     e = seq[index] if isinstance(seq, list) and index < len(seq) else None
     return isinstance(e, dict) and any(str(k).strip().startswith("optional ") for k in e)
 
 
-def entries(data: Any) -> list[tuple[str | None, str]]:
+def entries(data: JSONValue) -> list[tuple[str | None, str]]:
     """(group or None for a sibling, option) of each ``defaults`` entry that picks a file."""
     return [(g, o) for _, g, o in _items(data) if (g, o) != SELF]
 
@@ -143,7 +146,7 @@ def given(path: Path) -> str | None:
     return placed_.get(os.path.realpath(path)) if placed_ else None
 
 
-def is_root(data: Any, path: Path) -> bool:
+def is_root(data: JSONValue, path: Path) -> bool:
     """Whether ``data`` is a Hydra config whose ``defaults`` name files that exist."""
     # a file that exists, or a group folder that does (an option missing from it is a
     # LINT-00 of the composition, not a reason to take the file for no config)

@@ -11,11 +11,14 @@ A multi-document file is read at its training resource (``jobs._read_one`` picks
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import cite, value_of
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 
 def read(ctx: Ctx) -> None:
@@ -74,7 +77,7 @@ def read(ctx: Ctx) -> None:
         )
 
 
-def _container(ctx: Ctx, path: tuple[Any, ...], ct: dict[str, Any]) -> None:
+def _container(ctx: Ctx, path: tuple[object, ...], ct: dict[str, JSONValue]) -> None:
     for kind in ("limits", "requests"):
         n = c.as_int(
             (ct.get("resources") or {}).get(kind, {}).get("nvidia.com/gpu")
@@ -135,8 +138,8 @@ def read_kubernetes(ctx: Ctx) -> None:
     label = _label(ctx)
     m.formats.append(kind.lower() if kind != "Job" else "volcano-job")
     spec = ("spec",)
-    pods: list[tuple[tuple[Any, ...], Any]] = []  # (path of a pod template, replicas)
-    restart_src: list[tuple[tuple[Any, ...], str]] = []
+    pods: list[tuple[tuple[object, ...], JSONValue]] = []  # (path of a pod template, replicas)
+    restart_src: list[tuple[tuple[object, ...], str]] = []
     defaulted: list[str] = []  # pod counts the operator defaults, as cited
     if kind in ("MPIJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob"):
         key = {"MPIJob": "mpiReplicaSpecs", "TFJob": "tfReplicaSpecs", "XGBoostJob": "xgbReplicaSpecs",
@@ -245,7 +248,7 @@ def _label(ctx: Ctx) -> str:
     return "pytorchjob" if kind in (None, "PyTorchJob") else str(kind)
 
 
-def _seq(v: Any) -> list[Any]:
+def _seq(v: JSONValue) -> list[JSONValue]:
     """A list field, or nothing: a manifest with ``containers: 5`` has no containers to read
     (the API server would refuse it; here it is simply not a source of settings)."""
     return v if isinstance(v, list) else []

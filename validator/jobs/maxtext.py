@@ -11,15 +11,18 @@ which defeats auto-resume across restarts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.io.source import MISSING, ReadError, Tree, parse_yaml, read_text
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import MAXTEXT_BASE, TABLES, fill
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
 # base.yml's values of the keys the reader uses: rows of the maxtext table (defaults.py)
-DEFAULTS: dict[str, Any] = {k: TABLES["maxtext"].rows[k].value for k in MAXTEXT_BASE}
+DEFAULTS: dict[str, JSONValue] = {k: TABLES["maxtext"].rows[k].value for k in MAXTEXT_BASE}
 
 
 def _layers(ctx: Ctx) -> list[Tree]:
@@ -54,7 +57,7 @@ def _layers(ctx: Ctx) -> list[Tree]:
     return layers
 
 
-def _lookup(layers: list[Tree], key: str) -> tuple[Any, Tree | None]:
+def _lookup(layers: list[Tree], key: str) -> tuple[JSONValue, Tree | None]:
     for t in layers:
         v = t.get(key)
         if v is not MISSING:
@@ -75,14 +78,14 @@ def read(ctx: Ctx) -> None:
         if t.file not in m.files:
             m.files.append(t.file)
 
-    def put(fact: str, key: str, value: Any, explain: str = "") -> None:
+    def put(fact: str, key: str, value: JSONValue, explain: str = "") -> None:
         _, t = _lookup(layers, key)
         if t is None:
             fill(m, fact, f"maxtext.{key}", ctx.file, value=value, why=explain)
         else:
             m.set(fact, value, t.file, t.line(key), f"maxtext: {key}{explain}")
 
-    def val(key: str) -> Any:
+    def val(key: str) -> JSONValue:
         return _lookup(layers, key)[0]
 
     q = str(val("quantization") or "")

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from validator.jobs.base import Ctx
     from validator.jobs.shell import Vars, Word
+    from validator.report.model import JSONValue
 
 Flags = dict[str, tuple[str, int]]
 # torchrun's options that take no value (torch/distributed/run.py: action=check_env)
@@ -111,7 +112,7 @@ def apply(ctx: Ctx, flags: Flags) -> None:
     m.formats.append("tune_run")
     m.torch = True
     at = flags["@launcher:tune"][1]
-    recipes: dict[str, Any] = {}
+    recipes: dict[str, JSONValue] = {}
     cat = catalogue("torchtune")
     if cat is not None:
         recipes = cat.builtin.get("recipes", {})
@@ -154,7 +155,7 @@ def _standalone(ctx: Ctx, flags: Flags, label: str) -> None:
                       ctx.file, nn[1], "tune run: --rdzv_endpoint missing")
 
 
-def _config(ctx: Ctx, flags: Flags, recipe: tuple[str, int], recipes: dict[str, Any], label: str) -> None:
+def _config(ctx: Ctx, flags: Flags, recipe: tuple[str, int], recipes: dict[str, JSONValue], label: str) -> None:
     m = ctx.model
     hit = flags.get("@tune:config")
     if hit is None:
@@ -191,8 +192,8 @@ def _overrides(ctx: Ctx, flags: Flags) -> None:
     from validator.jobs.base import Ctx as _Ctx
     from validator.jobs.coerce import typed_value
 
-    data: dict[str, Any] = {}
-    lines: dict[tuple[Any, ...], int] = {}
+    data: dict[str, JSONValue] = {}
+    lines: dict[tuple[object, ...], int] = {}
     for k, (val, line) in flags.items():
         if not k.startswith("@tune:set:"):
             continue
