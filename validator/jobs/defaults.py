@@ -29,10 +29,14 @@ framework default; a default is used only where no file sets the value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import registry
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.jobs.model import JobModel
+    from validator.report.model import JSONValue
 
 
 def frameworks() -> dict[str, tuple[str, str]]:
@@ -81,7 +85,7 @@ def describe(detail: str, file: str | None) -> str:
 @record(frozen=True)
 class Default:
     setting: str  # as the user writes it
-    value: Any  # in seconds for durations; None = disabled / never
+    value: JSONValue  # in seconds for durations; None = disabled / never
     unit: str | None
     source_file: str  # where in the framework's source it was read
     version: str | None = None  # when it differs from the table's version
@@ -98,7 +102,7 @@ class Table:
 # MaxText's base.yml (src/maxtext/configs/base.yml at AI-Hypercomputer/maxtext@e591f30): the keys
 # the MaxText reader uses, each a row of the maxtext table; a key no layer of a config sets
 # takes this value
-MAXTEXT_BASE: dict[str, Any] = {
+MAXTEXT_BASE: dict[str, JSONValue] = {
     "dtype": "bfloat16",
     "grad_dtype": "float32",
     "quantization": "",
@@ -360,7 +364,7 @@ def row(key: str) -> tuple[Table, Default]:
     return table, table.rows[name]
 
 
-def value_of(key: str) -> Any:
+def value_of(key: str) -> JSONValue:
     return row(key)[1].value
 
 
@@ -396,10 +400,10 @@ def cite(key: str) -> str:
     return f"{head}: {d.setting} = {_shown(d)} (read in {_version(table, d)}, {d.source_file}{note})"
 
 
-_ROW: Any = object()  # fill(): "the row's own value"
+_ROW: object = object()  # fill(): "the row's own value"
 
 
-def fill(m: Any, fact: str, key: str, file: str | None, *, value: Any = _ROW, line: int | None = None,
+def fill(m: JobModel, fact: str, key: str, file: str | None, *, value: JSONValue = _ROW, line: int | None = None,
          why: str = "") -> None:
     """Record the framework default ``key`` (a row of ``TABLES``) as ``fact``'s value where no
     file sets it: the one way a reader fills in a default, so each one is a row read in the
