@@ -13,11 +13,14 @@ batches are a step count. llm-foundry checkpoints only with a ``save_folder`` (e
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill, value_of
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 PRECISION = {"amp_bf16": "bf16", "amp_fp16": "fp16", "amp_fp8": "fp8", "fp32": "fp32",
              "bf16": "bf16", "fp16": "fp16"}
@@ -25,7 +28,7 @@ LOGGERS = {"wandb": "wandb", "tensorboard": "tensorboard", "mlflow": "mlflow", "
 _TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)?\s*$", re.I)
 
 
-def batches(v: Any) -> int | None:
+def batches(v: JSONValue) -> int | None:
     """A Composer time in batches (``1000ba`` or a plain integer for OLMo), else None."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v

@@ -10,11 +10,15 @@ the host framework.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 KNOWN_IGNORED = {
     "monitor_config": "DeepSpeed reads monitors only from top-level "
@@ -24,7 +28,7 @@ KNOWN_IGNORED = {
 }
 
 
-def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
+def read(ctx: Ctx, prefix: tuple[object, ...] = ()) -> None:
     m, g = ctx.model, (lambda *p: ctx.get(*prefix, *p))
     ln = lambda *p: ctx.line(*prefix, *p)  # noqa: E731
     m.formats.append("deepspeed")
@@ -127,7 +131,7 @@ def read(ctx: Ctx, prefix: tuple[Any, ...] = ()) -> None:
         c.metric(m, "collective_latency", ctx.file, ln("comms_logger"), "deepspeed: comms_logger")
 
 
-def _precision(ctx: Ctx, g: Any, ln: Any) -> None:
+def _precision(ctx: Ctx, g: Callable[..., JSONValue], ln: Callable[..., int | None]) -> None:
     m = ctx.model
     fp16, bf16 = g("fp16", "enabled"), g("bf16", "enabled")
     bf16_key = "bf16"

@@ -19,8 +19,6 @@ or by the user's own script. Refuse rather than guess.
 
 from __future__ import annotations
 
-from typing import Any
-
 from validator.jobs.base import Ctx
 from validator.jobs.keys import Catalogue, catalogue, close_match
 
@@ -32,7 +30,7 @@ FORKS = ("deepspeed", "deepspeed-config", "zero-stage", "@launcher:deepspeed")
 def check(
     ctx: Ctx,
     framework: str,
-    prefix: tuple[Any, ...] = (),
+    prefix: tuple[object, ...] = (),
     sections: tuple[str, ...] = (),
     *,
     misplaced: bool = True,

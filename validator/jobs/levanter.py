@@ -13,17 +13,20 @@ default), of which ``keep: [{every: N}]`` are kept for good; with
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
 _DUR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|d)?\s*$", re.I)
 _UNIT = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600, "d": 86400}
 
 
-def compute_dtype(policy: Any) -> str | None:
+def compute_dtype(policy: JSONValue) -> str | None:
     """The compute dtype of a jmp policy string, as bf16/fp16/fp32 (None if unreadable)."""
     if not isinstance(policy, str):
         return None
@@ -43,7 +46,7 @@ def _jmp(v: str) -> str:
             "full": "float32"}.get(s, s)
 
 
-def duration(v: Any) -> float | None:
+def duration(v: JSONValue) -> float | None:
     """``10m``, ``1h``, ``30s`` or seconds."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)

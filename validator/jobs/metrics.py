@@ -26,10 +26,15 @@ does not count them for those families (v1.0 did; ``job.metrics.families`` is un
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import registry
 from validator.jobs.defaults import cite
+
+if TYPE_CHECKING:
+    from validator.jobs.entries import Entry
+    from validator.jobs.model import JobModel
+    from validator.report.model import JSONValue
 
 FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
 FACT = {f: f"job.metrics.{f}" for f in FAMILIES}
@@ -74,14 +79,14 @@ def _counts(family: str, source: str) -> bool:
     return not (family == "gpu_utilization" and "DeviceStatsMonitor" in source)
 
 
-def derive(m: Any) -> None:
+def derive(m: JobModel) -> None:
     """``job.metrics.<family>`` for the four families (only where a format was detected)."""
     from validator.jobs.entries import Entry
 
     if not m.formats:
         return
     fw = _framework(m.formats)
-    emitted: dict[str, tuple[Any, str | None, int | None, str]] = {}
+    emitted: dict[str, tuple[JSONValue, str | None, int | None, str]] = {}
     for v, file, line, src in [*m.metric_evidence, *m.lists.get("job.metrics.families", [])]:
         if v in FAMILIES and v not in emitted and _counts(v, src):
             emitted[v] = (v, file, line, src)
@@ -101,7 +106,7 @@ def derive(m: Any) -> None:
             m.entries[FACT[fam]] = _not_shown(m, fw, fam, key, first)
 
 
-def _not_shown(m: Any, fw: str | None, fam: str, key: str, first: str | None) -> Any:
+def _not_shown(m: JobModel, fw: str | None, fam: str, key: str, first: str | None) -> Entry:
     """A family no file turns on: ``not emitted`` where the job's files hold the place that
     would turn it on (the framework's config, or the launch environment for collective
     latency), else an error value saying the files cannot show it either way."""

@@ -10,11 +10,14 @@ which is why detection counts their keys against their own catalogues first.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import cite, fill
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 TUNE_LOGGERS = {
     "WandBLogger": "wandb",
@@ -26,7 +29,7 @@ TUNE_LOGGERS = {
 }
 
 
-def _component(v: Any) -> str:
+def _component(v: JSONValue) -> str:
     return str(v.get("_component_", "")).rsplit(".", 1)[-1] if isinstance(v, dict) else ""
 
 

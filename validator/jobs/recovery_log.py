@@ -36,7 +36,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.lazy import Pattern
@@ -254,7 +253,7 @@ def measured(paths: list[Path]) -> Fact:
     item of its own, so the other logs still count."""
     if not paths:
         return value(None, source=NOT_GIVEN)
-    members: list[dict[str, Any]] = []
+    members: list[Fact] = []
     evs: list[Event] = []
     for p in paths:
         try:

@@ -8,14 +8,17 @@ degrees under ``[training]``/``[experimental]``. torchtitan requires
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.defaults import fill
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
-def _first(ctx: Ctx, *paths: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+
+def _first(ctx: Ctx, *paths: tuple[str, ...]) -> tuple[JSONValue, tuple[str, ...]]:
     for p in paths:
         v = ctx.get(*p)
         if v is not None:

@@ -18,9 +18,12 @@ import json
 from dataclasses import field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 HERE = Path(__file__).resolve().parent
 
@@ -35,7 +38,7 @@ class Catalogue:
     strict: dict[str, str] = field(default_factory=dict)
     removed: dict[str, str] = field(default_factory=dict)
     # what a framework ships besides keys (torchtune: the recipes and configs `tune run` knows)
-    builtin: dict[str, Any] = field(default_factory=dict)
+    builtin: dict[str, JSONValue] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -100,7 +103,7 @@ def catalogue(framework: str) -> Catalogue | None:
     path = HERE / f"{framework}.json"
     if not path.is_file():
         return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, JSONValue] = json.loads(path.read_text(encoding="utf-8"))
     return Catalogue(
         framework=data["framework"],
         package=data["package"],
