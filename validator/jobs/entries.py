@@ -9,14 +9,17 @@ model's, so that no import circle ties the model to its derivations
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 
 @record
 class Entry:
-    value: Any
+    value: JSONValue  # a config's value as read (a number, text, a list, ...)
     file: str | None
     line: int | None
     source: str
@@ -27,7 +30,7 @@ class Entry:
     key: str | None = None  # a framework default: its row in validator/jobs/defaults.py
 
     # written out: one per key of a config (validator/values/records.py)
-    def __init__(self, value: Any, file: str | None, line: int | None, source: str, default: bool = False,
+    def __init__(self, value: JSONValue, file: str | None, line: int | None, source: str, default: bool = False,
                  error: str | None = None, override: bool = False, layer: float = 0.0,
                  key: str | None = None) -> None:
         self.value = value

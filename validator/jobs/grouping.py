@@ -26,9 +26,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.facts.document import Document
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    class _JobKeywords(TypedDict):
+        """What ``split_folder`` passes to every ``read_job`` alike."""
+
+        gpu_count: int | None
+        step_time_s: float | None
+        strict: bool
+        origins: dict[str, str] | None
+        named_real: frozenset[str]
 
 
 def _files(doc: Document) -> list[str]:
@@ -57,7 +69,7 @@ def split_folder(
     if files is None:
         files = walk_files(root, walk_errors)
     real = os.path.realpath
-    kw: dict[str, Any] = {
+    kw: _JobKeywords = {
         "gpu_count": gpu_count, "step_time_s": step_time_s, "strict": False, "origins": origins,
         # the walked tree: a job may read any config of the folder it was found in
         "named_real": real_paths(files),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import field
-from typing import Any
+from typing import overload
 
 from validator.values.records import record
 
@@ -403,7 +403,11 @@ class Kinds(Sequence[str]):
     """``kinds()`` as a sequence read on each use: a click ``--kind`` choice built once at
     import still offers a format registered later."""
 
-    def __getitem__(self, i: Any) -> Any:
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
         return kinds()[i]
 
     def __len__(self) -> int:
