@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.api.options import DEFAULT_SPEC_VERSION, ReportOptions
 from validator.api.steps import Built, build
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from validator.report.model import JSONValue
+    from validator.rules.rulemodel import FactInfo, Requirement, Rule, RulePack, Spec
 
 
 @dataclass(frozen=True)
@@ -37,19 +43,19 @@ def catalogue(spec_version: str = DEFAULT_SPEC_VERSION, rules: Path | None = Non
     return build(ReportOptions(spec_version=spec_version, rules=rules, rules_version=rules_version))
 
 
-def chosen_rules(built: Built, scope: str | None = None) -> list[Any]:
+def chosen_rules(built: Built, scope: str | None = None) -> list[Rule]:
     """The pack's rules (of ``scope``, or all), in the spec's requirement order, then by ID."""
     order = {req.id: i for i, req in enumerate(built.ctx.spec.requirements)}
     return sorted((r for r in built.pack.rules if scope is None or r.scope == scope),
                   key=lambda r: (order.get(r.requirement, len(order)), r.id))
 
 
-def rule_rows(built: Built, rules: list[Any]) -> list[RuleRow]:
+def rule_rows(built: Built, rules: list[Rule]) -> list[RuleRow]:
     return [RuleRow(r.id, r.requirement, built.pack.level_of(r, built.ctx.spec), r.scope, r.summary.strip())
             for r in rules]
 
 
-def find_rule(built: Built, rule_id: str) -> Any:
+def find_rule(built: Built, rule_id: str) -> Rule:
     """The rule ``rule_id`` names; an unknown ID raises UnknownRuleError naming the closest."""
     spec, pack = built.ctx.spec, built.pack
     if rule_id not in {r.id for r in pack.rules}:
@@ -60,7 +66,7 @@ def find_rule(built: Built, rule_id: str) -> Any:
     return pack.get(rule_id)
 
 
-def closest_ids(typed: str, spec: Any, pack: Any) -> str:
+def closest_ids(typed: str, spec: Spec, pack: RulePack) -> str:
     """`; did you mean NET-01?` for NET-1 (a requirement ID without its zero), else the
     rule or requirement IDs closest to what was typed, one line."""
     import difflib
@@ -77,7 +83,7 @@ def closest_ids(typed: str, spec: Any, pack: Any) -> str:
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
-def fact_words(catalogue: Any, fact: str, field: str | None) -> str:
+def fact_words(catalogue: Mapping[str, FactInfo], fact: str, field: str | None) -> str:
     """A fact in words: its label from the fact catalogue (spec/facts/*.yaml), then its key in
     quotes, the name `spec-check probe` output and --facts files use: `hung-rank detection time
     ("job.recovery.hang_detection")`, `each GPU's ECC mode (current) ("gpu.devices" field "ecc_enabled")`."""
@@ -108,7 +114,7 @@ def params_of(values: list[object]) -> list[str]:
     return out
 
 
-def requirements(spec: Any, spec_version: str, prefix: str | None) -> list[Any]:
+def requirements(spec: Spec, spec_version: str, prefix: str | None) -> list[Requirement]:
     """The spec's requirements, or those whose ID starts with ``prefix`` (any case); a
     prefix that matches none raises UnknownRuleError."""
     reqs = spec.requirements
@@ -121,10 +127,10 @@ def requirements(spec: Any, spec_version: str, prefix: str | None) -> list[Any]:
     return list(reqs)
 
 
-def spec_as_dict(spec: Any, reqs: list[Any], only_theirs: bool) -> dict[str, Any]:
+def spec_as_dict(spec: Spec, reqs: list[Requirement], only_theirs: bool) -> dict[str, JSONValue]:
     """The spec as ``spec show --format json`` prints it: ``reqs`` only, and with
     ``only_theirs`` only the parameters those requirements use."""
-    data: dict[str, Any] = spec.model_dump(mode="json")
+    data: dict[str, JSONValue] = spec.model_dump(mode="json")
     data["requirements"] = [r.model_dump(mode="json") for r in reqs]
     if only_theirs:
         used = {p for r in reqs for p in r.parameters}

@@ -10,29 +10,37 @@ outcome instead of ending the process.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.api.options import ClusterOptions, OptionsError, ReplayOptions
 from validator.api.outcome import FleetOutcome
 from validator.api.steps import Built, build, evaluate_documents, finished, older_note, with_endpoints
 
+if TYPE_CHECKING:  # not imported at run time: start-up
+    from pathlib import Path
+
+    from validator.api.options import ReportOptions
+    from validator.cluster.result import Output
+    from validator.facts.document import Document
+    from validator.report.model import JSONValue, Report
+
 SCOPES = ("node", "cluster")
 
 
-def _output() -> Any:
+def _output() -> Output[FleetOutcome]:
     """The ``result.Output`` of an API run: documents evaluated as every verb does, the
     run's notes kept in the order said, and ``finish`` returning the ``FleetOutcome``."""
     from validator.cluster.result import Output
 
     notes: list[str] = []
 
-    def note(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
+    def note(kind: str, documents: Iterable[tuple[object, Mapping[str, JSONValue]]]) -> None:
         line = older_note(kind, documents)
         if line:
             notes.append(line)
 
-    def finish(report: Any, opts: Any, interrupted: bool, save_facts: Any, node_docs: list[dict[str, Any]],
-               cluster_doc: dict[str, Any]) -> FleetOutcome:
+    def finish(report: Report, opts: ReportOptions, interrupted: bool, save_facts: Path | None,
+               node_docs: list[Document], cluster_doc: Document) -> FleetOutcome:
         report, said = finished(report, opts, notes)
         return FleetOutcome(report, opts.fail_on, said, interrupted, save_facts, tuple(node_docs), cluster_doc)
 

@@ -8,18 +8,32 @@ its docstring says what a PATH, a folder, ``--job`` and ``--jobs-of-files`` mean
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.api.options import LintOptions, OptionsError
 from validator.api.outcome import Outcome
 from validator.api.steps import Built, build, evaluate_documents, finished
 from validator.errors import SpecCheckError
 
+if TYPE_CHECKING:  # not imported at run time: start-up
+    from collections.abc import Mapping
+    from typing import TypedDict
+
+    from validator.facts.document import Document
+    from validator.report.model import Finding, JobVerdict, Report, RuleDoc
+    from validator.rules.spec import ParamValue
+
+    class _Sizes(TypedDict):
+        """The run's sizes every job reader takes (``--set gpu_count``, ``step_time``)."""
+
+        gpu_count: int | None
+        step_time_s: float | None
+
 UNREADABLE_RULE = "LINT-00.unreadable-config"
 UNREADABLE_REQ = "LINT-00"
 
 
-def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
+def _error_findings(docs: list[Document]) -> list[Finding]:
     from validator.report.model import Finding, Level, Location, Status
 
     out = []
@@ -42,7 +56,7 @@ def _error_findings(docs: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
+def _drop_unrecognized_errors(doc: Document) -> None:
     """Under --ignore-unknown: forget parse errors of files that are no job config.
 
     A file that was read (so not an I/O, size, binary or encoding error) but did not make
@@ -70,7 +84,7 @@ def _drop_unrecognized_errors(doc: dict[str, Any]) -> None:
     doc["errors"] = kept
 
 
-def _add_recovery(docs: list[dict[str, Any]], logs: tuple[Path, ...]) -> None:
+def _add_recovery(docs: list[Document], logs: tuple[Path, ...]) -> None:
     """``job.recovery.measured`` from the ``--recovery-log`` files, the same for every job
     of the run (a log is of the run that failed; lint one job with its logs); null, with
     the option named as its source, when none is given, so REC-02's measured rule skips
@@ -85,14 +99,14 @@ def _add_recovery(docs: list[dict[str, Any]], logs: tuple[Path, ...]) -> None:
 def lint_documents(
     paths: tuple[Path, ...],
     kind: str | None,
-    params: Any,
+    params: Mapping[str, ParamValue],
     *,
     ignore_unknown: bool = False,
     by_folder: bool = False,
     recovery_logs: tuple[Path, ...] = (),
     whole: tuple[Path, ...] = (),
     runs: tuple[Path, ...] = (),
-) -> list[dict[str, Any]]:
+) -> list[Document]:
     """The job documents of the PATHs: a file is one job (with the files it names), a
     directory holds as many jobs as it has entry points (``validator.jobs.grouping``),
     each ``whole`` path (``--job``) is one job whatever it holds; with ``by_folder``, the
@@ -120,8 +134,8 @@ def lint_documents(
     origins = {
         name: p.origin for name, p in (("gpu_count", gpu), ("step_time", step)) if p is not None
     }
-    kw: dict[str, Any] = {"gpu_count": gpu_count, "step_time_s": step_time}
-    docs: list[dict[str, Any]] = []
+    kw: _Sizes = {"gpu_count": gpu_count, "step_time_s": step_time}
+    docs: list[Document] = []
     named = real_paths((*paths, *whole))  # once for every job of the run
     if by_folder:
         docs += grouping.jobs_of_files(paths, kind, origins=origins, **kw)
@@ -161,16 +175,16 @@ def lint_documents(
     return docs
 
 
-def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def job_list(report: Report, docs: list[Document]) -> list[JobVerdict]:
     """Each job of the run with its files and its own verdict (``extra["jobs"]``): the
     run is conformant only when every job is, and a reader of the result sees which
     job is not. A file that could not be read is listed as a job of its own."""
     from validator.report.model import summarize
 
-    by_subject: dict[str, list[Any]] = {}
+    by_subject: dict[str, list[Finding]] = {}
     for f in report.findings:
         by_subject.setdefault(f.subject, []).append(f)
-    out = []
+    out: list[JobVerdict] = []
     for d in docs:
         name = d["subject"]["name"]
         files = list(d["facts"]["job.files"]["value"] or ())
@@ -183,7 +197,7 @@ def job_list(report: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def unreadable_rule() -> Any:
+def unreadable_rule() -> RuleDoc:
     """The description of ``LINT-00.unreadable-config``, the rule of the findings above."""
     from validator.report.model import Level, RuleDoc, Scope
 
@@ -257,7 +271,7 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
     return Outcome(report, report_opts.fail_on, said)
 
 
-def not_linted(folders: list[Path], docs: list[dict[str, Any]]) -> list[str]:
+def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:
     """One line per folder naming the files under it that no job read, and why: a
     folder lint is not silent about what it passed over (hidden folders aside)."""
     import os

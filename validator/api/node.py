@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator import __version__
 from validator.api.options import CheckOptions, OptionsError
@@ -23,6 +23,9 @@ from validator.api.steps import (
 )
 from validator.clock import now_utc
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
+
+if TYPE_CHECKING:  # not imported at run time: start-up
+    from validator.facts.document import Document
 
 
 def check_urls(urls: tuple[str, ...]) -> None:
@@ -40,7 +43,7 @@ def check_urls(urls: tuple[str, ...]) -> None:
 def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = None,
                    kernel_log: Path | None = None, dcgm_diag: int | None = None,
                    since: Path | None = None, scrape: tuple[str, ...] = (), scrape_interval: float = SCRAPE_INTERVAL_S,
-                   scrape_timeout: float = DEFAULT_DEADLINE_S) -> dict[str, Any]:
+                   scrape_timeout: float = DEFAULT_DEADLINE_S) -> Document:
     """Probe this node into a facts document; failures become error values inside it.
     ``since``: an earlier facts document of this node (read and checked before probing)."""
     from validator.facts.document import new_document
@@ -66,7 +69,7 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
     return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
 
 
-def recorded_endpoints(docs: list[dict[str, Any]]) -> tuple[str, ...]:
+def recorded_endpoints(docs: list[Document]) -> tuple[str, ...]:
     """The endpoints a recording scraped (``probe --scrape``): judged as they were named."""
     out: list[str] = []
     for d in docs:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from validator.values.records import record
 
 if TYPE_CHECKING:  # not imported at run time: start-up
+    from validator.facts.document import Document
     from validator.report.model import Report
 
 
@@ -61,8 +62,8 @@ class FleetOutcome(Outcome):
 
     interrupted: bool = False
     save_facts: Path | None = None
-    node_docs: tuple[dict[str, Any], ...] = ()
-    cluster_doc: dict[str, Any] = field(default_factory=dict)
+    node_docs: tuple[Document, ...] = ()
+    cluster_doc: Document = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:

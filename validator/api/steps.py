@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from validator import __version__
 from validator.clock import now_utc
@@ -20,20 +20,43 @@ from validator.errors import SpecCheckError
 from validator.values.records import record
 
 if TYPE_CHECKING:  # not imported at run time: start-up
-    from validator.report.model import Report
+    from validator.api.report_options import ReportOptions
+    from validator.evaluate.engine import Context
+    from validator.facts.document import Document
+    from validator.report.model import JSONValue, Report
+    from validator.rules.rulemodel import RulePack
+
+    class RunFields(Protocol):
+        """What ``build`` and ``evaluate_documents`` read of their options: a ``ReportOptions``,
+        or the CLI's ``RunOptions`` (the same fields, and rendering's)."""
+
+        @property
+        def spec_version(self) -> str: ...
+        @property
+        def profile(self) -> Path | None: ...
+        @property
+        def sets(self) -> tuple[str, ...]: ...
+        @property
+        def select(self) -> tuple[str, ...]: ...
+        @property
+        def ignore(self) -> tuple[str, ...]: ...
+        @property
+        def waivers(self) -> Path | None: ...
+        @property
+        def rules(self) -> Path | None: ...
+        @property
+        def rules_version(self) -> str | None: ...
 
 
 @record(frozen=True)
 class Built:
     """Everything loaded for a run: spec, parameters, facts catalogue and rule pack."""
 
-    # typed loosely: waivers.py and spec.py take protocols that the rule model's types do
-    # not match exactly yet (mypy), and the loader is not imported at run time
-    ctx: Any  # engine.Context
-    pack: Any  # rulemodel.RulePack
+    ctx: Context
+    pack: RulePack
 
 
-def build(opts: Any, scopes: tuple[str, ...] | None = None,
+def build(opts: RunFields, scopes: tuple[str, ...] | None = None,
           extra_rules: tuple[str, ...] = ()) -> Built:
     """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
     evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
@@ -80,7 +103,7 @@ def build(opts: Any, scopes: tuple[str, ...] | None = None,
     return Built(Context(spec, catalogue, params), pack)
 
 
-def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str]) -> list[dict[str, Any]]:
+def unique_subjects(documents: Iterable[Mapping[str, JSONValue]], labels: Iterable[str]) -> list[Document]:
     """Rename subjects that share a name (two facts files of one hostname) by their label."""
     docs = [dict(d) for d in documents]
     labels = list(labels)
@@ -91,8 +114,8 @@ def unique_subjects(documents: Iterable[Mapping[str, Any]], labels: Iterable[str
     return docs
 
 
-def evaluate_documents(command: str, built: Built, opts: Any, documents: list[dict[str, Any]],
-                       sources: list[str], *, extra: dict[str, Any] | None = None) -> Report:
+def evaluate_documents(command: str, built: Built, opts: RunFields, documents: list[Document],
+                       sources: list[str], *, extra: dict[str, JSONValue] | None = None) -> Report:
     """Evaluate facts documents into a Report (waivers applied when given)."""
     from validator.evaluate.engine import evaluate
     from validator.facts.document import digest
@@ -131,7 +154,7 @@ def evaluate_documents(command: str, built: Built, opts: Any, documents: list[di
     return report
 
 
-def older_note(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> str | None:
+def older_note(kind: str, documents: Iterable[tuple[object, Mapping[str, JSONValue]]]) -> str | None:
     """The one line said when any input (``(path, document)``) was written by an older
     spec-check: it is still read, and the line says what that means (a recording lacks the
     facts added since, which are errors in this run). One line per run, however many files."""
@@ -144,7 +167,7 @@ def older_note(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) ->
     return f"spec-check: note: {notes[0]}{more}"
 
 
-def apply_baseline(report: Any, path: Path | None) -> tuple[Any, str | None]:
+def apply_baseline(report: Report, path: Path | None) -> tuple[Report, str | None]:
     """The report with the problems of the baseline result at ``path`` marked known
     (validator/report/baseline.py), and the line that says how many were known and how many are
     new (None without a baseline)."""
@@ -161,7 +184,7 @@ def apply_baseline(report: Any, path: Path | None) -> tuple[Any, str | None]:
     return report, line
 
 
-def finished(report: Any, opts: Any, notes: Iterable[str | None]) -> tuple[Any, tuple[str, ...]]:
+def finished(report: Report, opts: ReportOptions, notes: Iterable[str | None]) -> tuple[Report, tuple[str, ...]]:
     """The report with the baseline of ``opts`` applied, and the run's notes with the
     baseline's line last (the order they are said in). A baseline that cannot be read
     is an error raised with the notes before it attached (``notes_before``), so that a

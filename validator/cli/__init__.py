@@ -55,7 +55,7 @@ class LazyGroup(click.Group):
             return None
         return _load(cmd_name)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         """An unknown verb names the closest ones (``chekc`` -> ``check``)."""
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in VERBS:
@@ -84,7 +84,7 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None) -> Any:  # Any: what click's Group.main returns
     from validator.cli.run import run_cli
 
     return run_cli(cli, argv if argv is not None else sys.argv[1:])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +15,10 @@ from validator.api.catalog import catalogue as _built
 from validator.api.catalog import chosen_rules, fact_words, find_rule, params_of, rule_rows
 from validator.cli.common import DEFAULT_SPEC_VERSION, rules_option, rules_version_option
 from validator.rules.rulemodel import SCOPES
+
+if TYPE_CHECKING:
+    from validator.api.steps import Built
+    from validator.rules.rulemodel import Rule
 
 
 @click.group(invoke_without_command=True)
@@ -50,7 +54,7 @@ def list_rules(spec_version: str, scope: str | None, fmt: str, rules_dir: Path |
         click.echo(f"{row.id:<{width}}  {row.requirement:<8} {row.level:<6} {row.scope:<7} {row.summary}")
 
 
-def requirement_table(built: Any, chosen: list[Any]) -> str:
+def requirement_table(built: Built, chosen: list[Rule]) -> str:
     """The README's table: each requirement with the rules that check it, in spec order."""
     lines = ["| ID | level | requirement | checked by (scope) |", "|---|---|---|---|"]
     for req in built.ctx.spec.requirements:

@@ -214,7 +214,7 @@ def cluster(
     save_facts: Path | None,
     facts_path: tuple[Path, ...],
     passes: str,
-    **kwargs: Any,
+    **kwargs: Any,  # Any: the common options as click parsed them (run_options takes them)
 ) -> None:
     """Check a fleet: probe every host, compare them, and optionally measure the fabric.
 

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
@@ -35,7 +35,13 @@ from validator.io.atomic import open_atomic
 from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 from validator.values.records import record
 
+if TYPE_CHECKING:
+    from validator.renderers import Names
+    from validator.report.model import JSONValue, Report
+
 F = TypeVar("F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @record(frozen=True)
@@ -51,7 +57,7 @@ class RunOptions:
     waivers: Path | None = None
     rules: Path | None = None  # a custom rule pack directory instead of the bundled one
     rules_version: str | None = None  # a bundled pack by version (--rules-version 1.0)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # Any: --show's tuple, --baseline's Path, as click parsed them
 
     @property
     def report(self) -> ReportOptions:
@@ -63,7 +69,7 @@ class RunOptions:
         )
 
 
-def format_names() -> Any:
+def format_names() -> Names:
     """The ``--format`` choices: every available output format (``validator.renderers.OUTPUTS``),
     read on each use."""
     from validator.renderers import Names
@@ -75,16 +81,16 @@ class LiveChoice(click.Choice):
     """A ``click.Choice`` whose choices are read from a registry on each use (click copies
     them once, at import): a format registered later (a plug-in) is offered too."""
 
-    def __init__(self, source: Any, case_sensitive: bool = True) -> None:
+    def __init__(self, source: Iterable[str], case_sensitive: bool = True) -> None:
         self._source = source
         super().__init__((), case_sensitive)
 
     @property
-    def choices(self) -> tuple[Any, ...]:
+    def choices(self) -> tuple[str, ...]:
         return tuple(self._source)
 
     @choices.setter
-    def choices(self, value: Any) -> None:  # click.Choice.__init__ assigns it
+    def choices(self, value: object) -> None:  # click.Choice.__init__ assigns it
         pass
 
 
@@ -134,7 +140,7 @@ def baseline_option() -> Callable[[F], F]:
              "baseline; an error always counts.")
 
 
-def with_baseline(report: Any, opts: RunOptions) -> Any:
+def with_baseline(report: Report, opts: RunOptions) -> Report:
     """The report with the problems of ``--baseline`` marked known (validator/report/baseline.py),
     and one stderr line saying how many were known and how many are new."""
     report, line = apply_baseline(report, opts.extra.get("baseline"))
@@ -158,7 +164,7 @@ def rules_version_option() -> Callable[[F], F]:
              "lists the changes.")
 
 
-def run_options(kwargs: dict[str, Any]) -> RunOptions:
+def run_options(kwargs: dict[str, Any]) -> RunOptions:  # Any: the options as click parsed them
     """Take the common options out of a verb's kwargs (what is left is the verb's own)."""
     from validator.rules.selection import split_csv
 
@@ -178,7 +184,7 @@ def run_options(kwargs: dict[str, Any]) -> RunOptions:
     )
 
 
-def note_older(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
+def note_older(kind: str, documents: Iterable[tuple[object, Mapping[str, JSONValue]]]) -> None:
     """One stderr line when any input (``(path, document)``) was written by an older
     spec-check (``validator.api.steps.older_note``)."""
     line = older_note(kind, documents)
@@ -186,7 +192,7 @@ def note_older(kind: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) ->
         click.echo(line, err=True)
 
 
-def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) -> None:
+def render(report: Report, fmt: str, output: Path | None, **renderer_options: object) -> None:
     """Render to stdout, or atomically to ``output`` (and say so on stderr).
 
     A reader that goes away (``check | head -1``) is not a failed run: the rest of the
@@ -219,12 +225,12 @@ def render(report: Any, fmt: str, output: Path | None, **renderer_options: Any) 
     click.echo(f"spec-check: wrote {fmt} report to {output} ({size:,} bytes)", err=True)
 
 
-def render_options(opts: RunOptions) -> dict[str, Any]:
+def render_options(opts: RunOptions) -> dict[str, object]:
     """The renderer options a verb's common options ask for (``--show passes``)."""
     return {"show_passes": "passes" in opts.extra.get("show", ())}
 
 
-def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def call(function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
     """``function(*args, **kwargs)`` of ``validator.api``, its errors as the CLI says them:
     options that cannot go together are the verb's usage error; the notes a run made
     before an input failed it are said first, as they were made."""
@@ -252,7 +258,7 @@ def finish_outcome(outcome: Outcome, opts: RunOptions) -> None:
     sys.exit(outcome.exit_code)
 
 
-def finish(report: Any, opts: RunOptions) -> None:
+def finish(report: Report, opts: RunOptions) -> None:
     """Render, write, and exit with the contract's code."""
     report = with_baseline(report, opts)
     render(report, opts.format, opts.output, **render_options(opts))

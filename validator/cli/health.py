@@ -29,7 +29,7 @@ from validator.cli.node import root_options
 @root_options
 @common_options
 def health(node: str | None, facts_file: Path | None, drain: bool, npd: bool, kernel_log: Path | None,
-           sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None, **kwargs: Any) -> None:
+           sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None, **kwargs: Any) -> None:  # Any: click's options
     """Slurm health check: drain this node when it fails the spec, resume it when it passes.
 
     \b

@@ -111,7 +111,7 @@ def lint(
     whole: tuple[Path, ...],
     runs: tuple[Path, ...],
     node_facts: tuple[Path, ...] = (),
-    **kwargs: Any,
+    **kwargs: Any,  # Any: the common options as click parsed them (run_options takes them)
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
     Megatron, Slurm, torchrun, env, MaxText, TF Model Garden, torchtune, axolotl, levanter,

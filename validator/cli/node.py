@@ -13,11 +13,11 @@ from validator.api.node import check_node
 from validator.api.node import probe_document as probe_document  # re-exported: health, npd, tests
 from validator.api.options import CheckOptions
 from validator.api.steps import with_endpoints as with_endpoints  # re-exported: tests
-from validator.cli.common import call, common_options, finish_outcome, run_options, write_atomic
+from validator.cli.common import F, call, common_options, finish_outcome, run_options, write_atomic
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 
-def root_options(func: Any) -> Any:
+def root_options(func: F) -> F:
     for option in reversed([
         click.option("--sysfs", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("/sys"),
                      show_default=True, help="Where the host's /sys is mounted (as node_exporter's --path.sysfs)."),
@@ -34,7 +34,7 @@ def root_options(func: Any) -> Any:
     return func
 
 
-def _event_options(func: Any) -> Any:
+def _event_options(func: F) -> F:
     """--kernel-log and --dcgm-diag: where GPU error events come from, and DCGM on request."""
     for option in reversed([
         click.option("--kernel-log", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
@@ -51,7 +51,7 @@ def _event_options(func: Any) -> Any:
     return func
 
 
-def _scrape_options(func: Any) -> Any:
+def _scrape_options(func: F) -> F:
     for option in reversed([
         click.option("--scrape", "scrape", multiple=True, metavar="URL",
                      help="A Prometheus endpoint of this node's exporters to sample for MON-03 (repeatable), "
@@ -85,7 +85,7 @@ def _check_urls(urls: tuple[str, ...]) -> None:
 @common_options
 def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
           kernel_log: Path | None, dcgm_diag: int | None, since: Path | None,
-          scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float, **kwargs: Any) -> None:
+          scrape: tuple[str, ...], scrape_interval: float, scrape_timeout: float, **kwargs: Any) -> None:  # Any: click's options
     """Check this node against every node requirement of the spec.
 
     With --facts, evaluate recordings made by `spec-check probe -o FILE` instead

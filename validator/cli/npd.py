@@ -17,12 +17,12 @@ from typing import Any
 
 
 def run(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
-        kernel_log: Path | None, kwargs: dict[str, Any], deadline: float | None = None) -> int:
+        kernel_log: Path | None, kwargs: dict[str, Any], deadline: float | None = None) -> int:  # Any: click's options
     """Print the status line and return the exit code (0 OK, 1 problem, 2 unknown)."""
     from validator.cluster import npd
 
     limit = npd.DEADLINE if deadline is None else deadline
-    box: dict[str, Any] = {}
+    box: dict[str, Any] = {}  # Any: the worker's (code, line), or what it raised
 
     def work() -> None:
         try:
@@ -49,7 +49,7 @@ def run(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvml: 
 
 
 def _judge(facts_file: Path | None, sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
-           kernel_log: Path | None, kwargs: dict[str, Any]) -> tuple[int, str]:
+           kernel_log: Path | None, kwargs: dict[str, Any]) -> tuple[int, str]:  # Any: as run's
     from validator.cli.common import build, evaluate_documents, run_options
     from validator.cli.node import probe_document
     from validator.cluster import npd

@@ -14,14 +14,17 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from validator.cli.common import LiveChoice, format_names, note_older, render, show_option, write_atomic
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue, Report
 
-def _waived(report: Any, waivers: Path) -> Any:
+
+def _waived(report: Report, waivers: Path) -> Report:
     """Apply a waiver file, checking its IDs against the rules and requirements the result
     itself lists and names (or, for a result without rule docs, its spec version's pack):
     the result may come from another rule pack than the one installed here."""
@@ -29,6 +32,7 @@ def _waived(report: Any, waivers: Path) -> Any:
 
     if report.rules:
         named = [SimpleNamespace(id=i) for f in report.findings for i in (f.rule, f.requirement)]
+        # Any: stand-ins with .rules / .requirements (each with .id), as load_waivers reads them
         pack: Any = SimpleNamespace(rules=[*report.rules, *named])
         spec: Any = SimpleNamespace(requirements=report.requirements)
     else:
@@ -83,7 +87,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
 
     loaded = []
     raw = []
-    signature: dict[str, Any] | None = None
+    signature: dict[str, JSONValue] | None = None
     for path in results:
         data, rep = load_result(path)
         loaded.append((str(path), rep))
@@ -115,7 +119,7 @@ class _DiffFormat(click.Choice):
     """``terminal`` or ``json``; ``text`` (the name before 0.3) is still taken, unlisted, and
     read as ``terminal``, the name every other verb gives the format for people."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:  # Any: click's
         if value == "text":
             click.echo("spec-check: diff --format text is now --format terminal (text still works)", err=True)
             return "terminal"
@@ -192,14 +196,14 @@ def diff(
     sys.exit(1 if d.regressed else 0)
 
 
-def _same_pack(a: Any, b: Any, new: Path) -> None:
+def _same_pack(a: Report, b: Report, new: Path) -> None:
     """Results judged by different rule packs do not compare finding by finding: refuse
     (exit 2) unless --allow-pack-change says the reader knows."""
     pa, pb = dict(a.rule_pack), dict(b.rule_pack)
     if (pa.get("id"), pa.get("digest")) != (pb.get("id"), pb.get("digest")):
         from validator.errors import SpecCheckError
 
-        def shown(p: dict[str, Any]) -> str:
+        def shown(p: dict[str, JSONValue]) -> str:
             return f"rule pack {p.get('id')} ({str(p.get('digest', ''))[:19]})"
 
         raise SpecCheckError(

@@ -71,7 +71,7 @@ def _is_write_error(exc: OSError) -> bool:
     return exc.filename is None and errno_names.errorcode.get(exc.errno or 0, "") in _WRITE_ERRNOS
 
 
-def run_cli(group: click.Group, argv: list[str]) -> Any:
+def run_cli(group: click.Group, argv: list[str]) -> Any:  # Any: what click's Group.main returns
     try:
         out = group.main(args=argv, prog_name="spec-check", standalone_mode=False)
         _flush_stdout()  # a full stdout shows here, not in the interpreter's exit

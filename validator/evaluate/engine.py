@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Hashable, Iterable, Mapping
+from typing import NamedTuple
 
 from validator.errors import SpecCheckError
 from validator.lazy import Pattern
@@ -75,7 +75,7 @@ def _noun(ctx: Context, p: ParamValue) -> str:
     return param_noun(p.name, spec_param.description if spec_param is not None else "")
 
 
-_FORMATTED: dict[tuple[type, Any, str | None], str] = {}
+_FORMATTED: dict[tuple[type, JSONValue, str | None], str] = {}
 _HASHABLE = frozenset({str, int, float, bool, type(None)})
 
 
@@ -263,7 +263,7 @@ def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
     return _Resolved(v, f"{shown} ({label})", shown, label)
 
 
-def _formula(ctx: Context, raw: dict[str, Any], unit: str | None, facts: Mapping[str, Fact],
+def _formula(ctx: Context, raw: dict[str, JSONValue], unit: str | None, facts: Mapping[str, Fact],
              fields: Mapping[str, Fact] | None, fields_info: Mapping[str, FactInfo] | None) -> _Resolved:
     from validator.rules.formulas import FORMULAS, LABELS, PRODUCTS
     from validator.rules.wording import DALY, WHAT, Arg, count, daly_words, product_words
@@ -355,7 +355,7 @@ def _param_values(ctx: Context, name: str) -> dict[str, str]:
     return dict(p.values) if p is not None and p.values else {}
 
 
-def describe_rule(ctx: Context, rule: Rule) -> dict[str, Any]:
+def describe_rule(ctx: Context, rule: Rule) -> dict[str, JSONValue]:
     """A rule in words, as findings say it: the expected sentence and each condition's."""
     b = Builder(ctx, rule, "", Level.MUST)
     return {
@@ -481,7 +481,7 @@ class Builder:
         )
 
     def expected_text(self, facts: Mapping[str, Fact], fields: Mapping[str, Fact] | None,
-                      unit: str | None) -> tuple[Any, str]:
+                      unit: str | None) -> tuple[JSONValue, str]:
         if not self.needs_value:
             return None, _sentence(self.rule.check.op, self.label, "")
         r = self.expected.get(unit, facts, fields)
@@ -604,7 +604,7 @@ def _short(label: str, top: bool) -> str:
 _Answer = _Held | tuple[Status, str, str | None]
 
 
-def _when_holds(cond: _When, facts: Mapping[str, Fact], answers: dict[Any, _Answer]) -> _Held:
+def _when_holds(cond: _When, facts: Mapping[str, Fact], answers: dict[Hashable, _Answer]) -> _Held:
     """A ``when`` condition on one document, answered once for every rule that has it."""
     answer = answers.get(cond.key)
     if answer is None:
@@ -629,7 +629,7 @@ def _cite(cond: _When, facts: Mapping[str, Fact], held: _Held) -> str:
 
 
 def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Finding],
-                   answers: dict[Any, _Answer]) -> None:
+                   answers: dict[Hashable, _Answer]) -> None:
     """Append the rule's findings on one subject to ``out`` (a plain function, not a
     generator: it runs 33 times per node, 330,000 times for a 10,000-node fleet).
     ``answers``: the document's ``when`` conditions answered so far."""
@@ -679,7 +679,7 @@ def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Fi
         out.append(b.verdict(fact, facts, None, None, cited))
         return
     members = fact["items"]
-    undecided: list[tuple[dict[str, Any], _Undecided]] = []
+    undecided: list[tuple[dict[str, JSONValue], _Undecided]] = []
     if b.filter:
         members, undecided = _filtered(b, facts, members)
     if b.aggregate:
@@ -701,14 +701,14 @@ def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Fi
     out.extend(found)
 
 
-def _filtered(b: Builder, facts: Mapping[str, Fact], members: list[dict[str, Any]]
-              ) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], _Undecided]]]:
+def _filtered(b: Builder, facts: Mapping[str, Fact], members: list[dict[str, JSONValue]]
+              ) -> tuple[list[dict[str, JSONValue]], list[tuple[dict[str, JSONValue], _Undecided]]]:
     """The items a ``filter`` keeps (NIC links of pcie.links): the others are not this rule's
     business and get no finding at all. An item whose filter field is unreadable cannot be
     sorted out: it comes back with why, for an error (its own finding, or the aggregate's),
     never silently dropped."""
-    kept: list[dict[str, Any]] = []
-    undecided: list[tuple[dict[str, Any], _Undecided]] = []
+    kept: list[dict[str, JSONValue]] = []
+    undecided: list[tuple[dict[str, JSONValue], _Undecided]] = []
     for m in members:
         try:
             if all(c.holds(facts, m["fields"]).holds for c in b.filter):
@@ -721,7 +721,7 @@ def _filtered(b: Builder, facts: Mapping[str, Fact], members: list[dict[str, Any
 _PCI_ID = Pattern(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
-def item_label(member: Mapping[str, Any]) -> str:
+def item_label(member: Mapping[str, JSONValue]) -> str:
     """``GPU0 (GPU-4a3f...)``: a GPU's index can change across reboots, its UUID cannot, and
     waivers and auditors name GPUs by UUID. An item named by its PCI address shows its
     device name first (``mlx5_3 (0000:2b:00.0)``): people know NICs by name."""
@@ -735,7 +735,7 @@ def item_label(member: Mapping[str, Any]) -> str:
     return str(member["id"])
 
 
-class GroupItem(dict[str, Any]):
+class GroupItem(dict[str, JSONValue]):
     """A collection item that stands for ``members`` identical ones (a fleet's value
     group, ``validator.cluster.groups``: its id is their host list), which ``all_equal``
     counts as that many. A type of its own, not a key of the item: a document's items are
@@ -744,18 +744,18 @@ class GroupItem(dict[str, Any]):
 
     __slots__ = ("members",)
 
-    def __init__(self, item: dict[str, Any], members: int):
+    def __init__(self, item: dict[str, JSONValue], members: int):
         super().__init__(item)
         self.members = members
 
 
-def _aggregate(b: Builder, fact: Fact, members: list[dict[str, Any]],
-               undecided: list[tuple[dict[str, Any], _Undecided]]) -> Finding:
+def _aggregate(b: Builder, fact: Fact, members: list[dict[str, JSONValue]],
+               undecided: list[tuple[dict[str, JSONValue], _Undecided]]) -> Finding:
     """One verdict over the kept items. An item the filter could not sort out might be the
     one that differs: the comparison is then unknown, an error naming the item and why (a
     skip where only an unset parameter stands in the way)."""
     field = b.rule.field or ""
-    values: dict[str, Any] = {}
+    values: dict[str, JSONValue] = {}
     weights: dict[str, int] = {}
     errors = [f"{m['id']}: {u.reason}" for m, u in undecided if u.status is not Status.SKIP]
     skipped = [u.reason for _, u in undecided if u.status is Status.SKIP]
@@ -794,7 +794,7 @@ def _aggregate(b: Builder, fact: Fact, members: list[dict[str, Any]],
                   observed=observed)
 
 
-def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, Any]], *,
+def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, JSONValue]], *,
              select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> list[Finding]:
     """Every finding of every selected rule on every subject, sorted for determinism."""
     rules = [r for r in pack.rules if is_selected(r.id, select, ignore)]
@@ -808,7 +808,7 @@ def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, Any]
         for doc in documents:
             subject = doc["subject"]
             facts = doc["facts"]
-            answers: dict[Any, _Answer] = {}
+            answers: dict[Hashable, _Answer] = {}
             for b in builders.get(subject["kind"], ()):
                 b.subject = subject["name"]
                 evaluate_rule(b, subject["kind"], facts, findings, answers)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 try:  # CPython's own SHA-256: the same digest as hashlib's, without loading OpenSSL (start-up)
     from _sha2 import sha256  # Python 3.12+
@@ -35,15 +35,20 @@ from validator.rules.rulemodel import SCOPES
 from validator.versions import FACTS_SCHEMA as SCHEMA  # defined in one place (versions.py)
 from validator.versions import unreadable
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from validator.report.model import JSONValue
+
 SUBJECT_KINDS = SCOPES
 MAX_FACTS_BYTES = 64 * 1024 * 1024
 
-Fact = dict[str, Any]
-Document = dict[str, Any]
+Fact = dict[str, "JSONValue"]
+Document = dict[str, "JSONValue"]
 
 
-def value(v: Any, *, unit: str | None = None, source: str | None = None,
-          location: dict[str, Any] | None = None) -> Fact:
+def value(v: JSONValue, *, unit: str | None = None, source: str | None = None,
+          location: dict[str, JSONValue] | None = None) -> Fact:
     """A gathered fact. ``inf`` (an unlimited limit) is stored as ``"unlimited"``."""
     if isinstance(v, float) and math.isinf(v):
         v = "unlimited"
@@ -65,12 +70,12 @@ def error(reason: str, *, source: str | None = None) -> Fact:
     return out
 
 
-def item(item_id: str, fields: dict[str, Fact]) -> dict[str, Any]:
+def item(item_id: str, fields: dict[str, Fact]) -> dict[str, JSONValue]:
     """One member of a collection (a GPU, a port, a link)."""
     return {"id": item_id, "fields": fields}
 
 
-def items(members: list[dict[str, Any]], *, source: str | None = None) -> Fact:
+def items(members: list[dict[str, JSONValue]], *, source: str | None = None) -> Fact:
     """A collection: rules over it give one finding per member."""
     out: Fact = {"items": members}
     if source:
@@ -89,7 +94,7 @@ class MadeItems(MadeBy):
 
 def new_document(kind: str, name: str, facts: dict[str, Fact], *, tool_version: str,
                  collected_at: str, address: str | None = None) -> Document:
-    subject: dict[str, Any] = {"kind": kind, "name": name}
+    subject: dict[str, str] = {"kind": kind, "name": name}
     if address:
         subject["address"] = address
     return {
@@ -125,7 +130,7 @@ def digest(doc: Document) -> str:
 _ITEMS_AT_ONCE = 512
 
 
-def _canonical(value: Any, out: Any) -> None:
+def _canonical(value: object, out: Callable[[bytes], object]) -> None:
     """``value`` as ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` (the same
     bytes, UTF-8), given to ``out`` in pieces: dicts and long lists a part at a time."""
     if isinstance(value, dict) and any(isinstance(v, (dict, list, MadeItems)) for v in value.values()):
@@ -150,7 +155,7 @@ def _canonical(value: Any, out: Any) -> None:
 _PLAIN_KEYS = frozenset({"value", "unit", "source"})
 
 
-def _plain(fact: Any) -> bool:
+def _plain(fact: object) -> bool:
     """The common fact, ``{"value": ..., "unit": "...", "source": "..."}``, checked without
     building its name: a DGX node document holds about 600 of them, and validating each
     through ``_check_fact`` (its name formatted first) took longer than parsing the file.
@@ -159,7 +164,7 @@ def _plain(fact: Any) -> bool:
             and type(fact.get("unit", "")) is str and type(fact.get("source", "")) is str)
 
 
-def _check_fact(name: str, fact: Any, where: str, *, in_item: bool = False) -> None:
+def _check_fact(name: str, fact: object, where: str, *, in_item: bool = False) -> None:
     if _plain(fact):
         return
     if not isinstance(fact, dict):
@@ -199,7 +204,7 @@ def _check_fact(name: str, fact: Any, where: str, *, in_item: bool = False) -> N
                 _check_fact(f"{name}[{member['id']}].{fname}", f, where, in_item=True)
 
 
-def validate(doc: Any, where: str) -> Document:
+def validate(doc: object, where: str) -> Document:
     """Check a parsed document's shape; raise FactsFileError naming the problem."""
     if not isinstance(doc, dict):
         raise FactsFileError("not a facts document (expected a JSON object)", file=where)

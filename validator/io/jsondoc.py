@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 
 from validator.values.numbers import Beyond, float_text, int_text, join, text_problem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from validator.report.model import JSONValue
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -37,7 +42,7 @@ class _Repeated(ValueError):
         self.key = key
 
 
-def _unique(items: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique(items: list[tuple[str, JSONValue]]) -> dict[str, JSONValue]:
     out = dict(items)
     if len(out) != len(items):
         seen: set[str] = set()
@@ -48,11 +53,11 @@ def _unique(items: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _constant(name: str) -> Any:
+def _constant(name: str) -> NoReturn:
     raise Beyond(name)
 
 
-def parse(text: str, *, duplicates: list[str] | None = None) -> Any:
+def parse(text: str, *, duplicates: list[str] | None = None) -> JSONValue:
     """``text`` as JSON, or ``JSONProblem``. With ``duplicates`` (``verify``, which reports
     a repeated key as a changed document, exit 1), repeated keys are collected there
     instead of refused."""
@@ -77,8 +82,8 @@ def parse(text: str, *, duplicates: list[str] | None = None) -> Any:
         raise JSONProblem("invalid JSON: a string holds a lone surrogate (not Unicode text)") from None
 
 
-def _collecting(duplicates: list[str]) -> Any:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+def _collecting(duplicates: list[str]) -> Callable[[list[tuple[str, JSONValue]]], dict[str, JSONValue]]:
+    def pairs(items: list[tuple[str, JSONValue]]) -> dict[str, JSONValue]:
         out = dict(items)
         if len(out) != len(items):
             seen: set[str] = set()
@@ -106,7 +111,7 @@ def _where_beyond(text: str, first: str) -> JSONProblem:
     else:
         why = text_problem(first)
 
-    def keep(t: str) -> Any:
+    def keep(t: str) -> int | float | _Marker:
         try:
             return int_text(t) if t.lstrip("-").isdigit() else float_text(t)
         except Beyond:
@@ -116,7 +121,7 @@ def _where_beyond(text: str, first: str) -> JSONProblem:
         data = json.loads(text, parse_int=keep, parse_float=keep, parse_constant=_Marker)
     except (ValueError, RecursionError):
         return JSONProblem(f"invalid JSON: {why}")
-    stack: list[tuple[str, Any]] = [("", data)]
+    stack: list[tuple[str, object]] = [("", data)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, dict):

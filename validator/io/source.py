@@ -17,9 +17,14 @@ import json
 import re
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from validator.report.model import JSONValue
 
 # The largest real config seen (MaxText base.yml) is 78 KB; 4 MiB is 50x that, and keeps
 # a hostile file's parse within seconds and a few hundred MB.
@@ -28,8 +33,8 @@ MAX_NODES = 1_000_000  # YAML nodes, each alias counted as a copy of what it nam
 # Scalar text, each alias counted as a copy of what it names: nodes alone let one 100 KB
 # string aliased 20,000 times through (2 GB once a reader or renderer walks it)
 MAX_EXPANDED_BYTES = 64 * 1024 * 1024
-MISSING: Any = object()
-Path_ = tuple[Any, ...]
+MISSING: object = object()
+Path_ = tuple["JSONValue", ...]  # a key path: mapping keys (a YAML key is any scalar) and list indices
 
 
 class ReadError(Exception):
@@ -43,7 +48,7 @@ class LineDict(dict):  # type: ignore[type-arg, unused-ignore]
     """A mapping read with ``lined=True``: its own line and each key's line."""
 
     line: int = 0
-    key_lines: dict[Any, int]
+    key_lines: dict[JSONValue, int]
 
 
 class LineList(list):  # type: ignore[type-arg, unused-ignore]
@@ -58,20 +63,20 @@ class Tree:
     """A parsed structured file: ``data`` and the line of each key path."""
 
     file: str
-    data: Any
+    data: JSONValue  # the parsed file: open data, before any reader validates it
     lines: dict[Path_, int] = field(default_factory=dict)
     # JSON keys written twice in one object: the lines of the occurrences json.loads ignored
     repeated: dict[Path_, list[int]] = field(default_factory=dict)
     # a multi-document YAML stream (``---``): every document and its key lines; ``data``
     # and ``lines`` are the first one until a reader picks another (``use_document``)
-    docs: list[Any] = field(default_factory=list)
+    docs: list[JSONValue] = field(default_factory=list)
     doc_lines: list[dict[Path_, int]] = field(default_factory=list)
 
     def use_document(self, i: int) -> None:
         """Read document ``i`` of a multi-document file (a Service, then the job)."""
         self.data, self.lines = self.docs[i], self.doc_lines[i]
 
-    def get(self, *path: Any, default: Any = MISSING) -> Any:
+    def get(self, *path: JSONValue, default: JSONValue = MISSING) -> JSONValue:
         node = self.data
         for part in path:
             in_dict = isinstance(node, dict) and part in node
@@ -82,7 +87,7 @@ class Tree:
                 return default
         return node
 
-    def line(self, *path: Any) -> int | None:
+    def line(self, *path: JSONValue) -> int | None:
         for n in range(len(path), 0, -1):
             if path[:n] in self.lines:
                 return self.lines[path[:n]]
@@ -168,22 +173,22 @@ class _Frame:
 
     def __init__(self, is_map: bool, path: Path_, anchor: str | None, start: int, line: int):
         self.is_map = is_map
-        self.value: Any = {} if is_map else []
+        self.value: JSONValue = {} if is_map else []  # a dict or list (LineDict or LineList when lined)
         self.path = path
         self.anchor = anchor
         self.start = start
         self.start_bytes = 0  # expanded bytes when the node opened (alias budget)
         self.line = line
-        self.key: Any = None
+        self.key: JSONValue = None
         self.has_key = False
         self.merging = False
-        self.key_lines: dict[Any, int] = {}
+        self.key_lines: dict[JSONValue, int] = {}
 
 
 class _EventReader:
     """Turns parser events into plain values, recording the line of each key path."""
 
-    def __init__(self, yaml: Any, file: str, *, lined: bool = False):
+    def __init__(self, yaml: ModuleType, file: str, *, lined: bool = False):
         self.yaml = yaml
         self.lined = lined
         self.tree = Tree(file, None)
@@ -191,9 +196,9 @@ class _EventReader:
         self.expanded = 0  # nodes counting each alias as a copy of its anchor
         self.expanded_bytes = 0  # scalar text, counting each alias as a copy of its anchor
         self.aliases = 0
-        self.anchors: dict[str, tuple[Any, int, dict[Any, int], int]] = {}
+        self.anchors: dict[str, tuple[JSONValue, int, dict[JSONValue, int], int]] = {}
         self.stack: list[_Frame] = []
-        self.docs: list[Any] = []
+        self.docs: list[JSONValue] = []
         self.resolver = yaml.resolver.Resolver()
         self.constructor = yaml.constructor.SafeConstructor()
 
@@ -267,13 +272,13 @@ class _EventReader:
             return (*top.path, len(top.value))
         return (*top.path, top.key) if top.has_key else (*top.path, "?")
 
-    def scalar(self, ev: Any) -> None:
+    def scalar(self, ev: Any) -> None:  # Any: PyYAML's events (its type stubs are not installed)
         line = ev.start_mark.line + 1
         self.nodes += 1
         self.count(1, line, len(ev.value))
         tag = ev.tag
         if self.check_tag(tag, line):
-            value: Any = ev.value
+            value: JSONValue = ev.value
         else:
             if tag is None or tag == "!":
                 tag = self.resolver.resolve(self.yaml.ScalarNode, ev.value, ev.implicit)
@@ -285,7 +290,7 @@ class _EventReader:
             raise ReadError("invalid YAML: a merge key (<<) where no mapping key belongs", line=line)
         self.deliver(value, line, merge_key=merge)
 
-    def construct(self, tag: str, ev: Any) -> Any:
+    def construct(self, tag: str, ev: Any) -> JSONValue:  # Any: as scalar's
         if tag == _STD + "str":
             return ev.value
         fn = self.constructor.yaml_constructors.get(tag)
@@ -307,7 +312,7 @@ class _EventReader:
                 message = f'invalid YAML: "{ev.value[:80]}" is not a valid !!{name} ({problem})'
             raise ReadError(message, line=ev.start_mark.line + 1) from None
 
-    def start(self, ev: Any, is_map: bool) -> None:
+    def start(self, ev: Any, is_map: bool) -> None:  # Any: as scalar's
         line = ev.start_mark.line + 1
         self.nodes += 1
         self.count(1, line)
@@ -332,7 +337,7 @@ class _EventReader:
                                           self.expanded_bytes - frame.start_bytes)
         self.deliver(frame.value, frame.line)
 
-    def alias(self, ev: Any) -> None:
+    def alias(self, ev: Any) -> None:  # Any: as scalar's
         line = ev.start_mark.line + 1
         if ev.anchor not in self.anchors:
             raise ReadError(f"found undefined alias {ev.anchor!r}", line=line)
@@ -342,7 +347,7 @@ class _EventReader:
         self.deliver(value, line, key_lines=key_lines)
 
     def deliver(
-        self, value: Any, line: int, *, merge_key: bool = False, key_lines: dict[Any, int] | None = None
+        self, value: JSONValue, line: int, *, merge_key: bool = False, key_lines: dict[JSONValue, int] | None = None
     ) -> None:
         if not self.stack:
             self.docs.append(value)
@@ -414,9 +419,9 @@ def json_key_lines(text: str, repeated: dict[Path_, list[int]] | None = None) ->
     keeps); the earlier lines go to ``repeated`` so a reader can report them.
     """
     lines: dict[Path_, int] = {}
-    stack: list[list[Any]] = []  # [kind, path, index]
+    stack: list[list[Any]] = []  # [kind, path, index]; Any: a mixed row, changed in place
     line = 1
-    pending: Any = None  # the key whose value comes next
+    pending: JSONValue = None  # the key whose value comes next
     last_str: tuple[str, int] | None = None  # the previous token, when it was a string
     for m in _JSON_TOKEN.finditer(text):
         tok = m.group()

@@ -12,15 +12,18 @@ key written twice and any non-standard tag are errors.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.errors import RuleFileError
 from validator.io.source import LineDict, LineList  # made by the reader, read back here
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
 __all__ = ["LineDict", "LineList", "line_of", "load_yaml"]
 
 
-def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
+def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> JSONValue:
     """Parse one YAML file; every failure is one error naming the file and line."""
     from validator.io.safeio import CAPS, InputError, read_text
 
@@ -44,7 +47,7 @@ def load_yaml(path: Path, *, error: type[RuleFileError] = RuleFileError) -> Any:
     return data
 
 
-def _refuse_beyond(data: Any, where: str, error: type[RuleFileError]) -> None:
+def _refuse_beyond(data: JSONValue, where: str, error: type[RuleFileError]) -> None:
     """The numbers rule (``validator.values.numbers``): a number beyond any real value (``.inf``,
     ``.nan``, ``1e400``, a 4,000-digit integer) is refused at its field and line."""
     from validator.values.numbers import first_beyond, problem
@@ -57,14 +60,14 @@ def _refuse_beyond(data: Any, where: str, error: type[RuleFileError]) -> None:
     raise error(f"{path}: {problem(v)}", file=where, line=line)
 
 
-def _line_at(data: Any, path: str) -> int | None:
+def _line_at(data: object, path: str) -> int | None:
     """The line of the value at ``path`` (as ``numbers.first_beyond`` writes it)."""
     import json
     import re
 
     node, line = data, getattr(data, "line", None)
     for m in re.finditer(r'\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]', path):
-        key: Any = m.group(1) if m.group(1) is not None else (
+        key: str | int = m.group(1) if m.group(1) is not None else (
             int(m.group(2)) if m.group(2) is not None else json.loads(m.group(3)))
         if isinstance(node, LineDict) and key in node:
             line = node.key_lines.get(key, line)
@@ -81,7 +84,7 @@ def _line_at(data: Any, path: str) -> int | None:
     return line
 
 
-def line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
+def line_of(data: object, loc: tuple[int | str, ...]) -> int | None:
     """The line of the deepest element of ``loc`` (a pydantic error location) found."""
     line = getattr(data, "line", None) or None
     node = data

@@ -107,7 +107,7 @@ class Names(Sequence[str]):
     def _names(self) -> list[str]:
         return sorted(available())
 
-    def __getitem__(self, i: Any) -> Any:
+    def __getitem__(self, i: Any) -> Any:  # Any: Sequence's overloads (an int gives a str, a slice a list)
         return self._names()[i]
 
     def __len__(self) -> int:
@@ -128,7 +128,7 @@ def by_extension(filename: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def get_renderer(name: str, **options: Any) -> Renderer:
+def get_renderer(name: str, **options: object) -> Renderer:
     target = available()[name]
     module_name, cls_name = target.split(":")
     cls = getattr(importlib.import_module(module_name), cls_name)

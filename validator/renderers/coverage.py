@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
-from validator.report.model import Finding, Report, summarize
+from validator.report.model import Finding, JSONValue, Report, summarize
 from validator.values.records import record
 
 # Worst first; "waived" ranks below the problems it hides, above a clean pass.
@@ -129,7 +128,7 @@ class Measurement:
     waived: bool = False  # the finding is under an active waiver
 
 
-def _to_gbps(value: Any, unit: str | None) -> float | None:
+def _to_gbps(value: object, unit: str | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     factor = _GBPS.get((unit or "").strip())
@@ -161,7 +160,7 @@ def bandwidth(report: Report) -> list[Measurement]:
         pair = PAIR.match(str(r.get("pair") or r.get("item") or ""))
         if pair and not (a and b):
             a, b = pair["a"], pair["b"]
-        val: Any = r.get("value", r.get("bandwidth", r.get("throughput")))
+        val: JSONValue = r.get("value", r.get("bandwidth", r.get("throughput")))
         unit = r.get("unit")
         if isinstance(val, dict):
             val, unit = val.get("value"), val.get("unit")
@@ -171,7 +170,7 @@ def bandwidth(report: Report) -> list[Measurement]:
     return sorted(out.values(), key=lambda m: (m.a, m.b))
 
 
-def _rate_gbps(raw: Any) -> float | None:
+def _rate_gbps(raw: object) -> float | None:
     m = re.match(r"^\s*([0-9.]+)\s*(\S+)\s*$", str(raw if raw is not None else ""))
     if not m:
         return None
@@ -196,12 +195,12 @@ def spec_line_gbps(report: Report) -> float:
     return got if got is not None else 400.0
 
 
-def non_default(report: Report) -> dict[str, dict[str, Any]]:
+def non_default(report: Report) -> dict[str, dict[str, JSONValue]]:
     """The parameters this run changed from the spec's defaults (profile or --set)."""
     return {k: v for k, v in sorted(report.parameters.items()) if v.get("origin") != "default"}
 
 
-def profile_note(report: Report, key: Callable[[Any], str] = str, text: Callable[[Any], str] = str) -> str:
+def profile_note(report: Report, key: Callable[[object], str] = str, text: Callable[[object], str] = str) -> str:
     """``""`` under spec defaults; else ``under a non-default profile (k = v (origin; spec
     default d); ...)``, so a verdict reached under changed thresholds never reads as plain
     conformance. A parameter the spec leaves unset (``step_time``, ``gpu_count``) is an input
@@ -211,7 +210,7 @@ def profile_note(report: Report, key: Callable[[Any], str] = str, text: Callable
     if not changed and not report.profile:
         return ""
 
-    def one(k: str, v: dict[str, Any]) -> str:
+    def one(k: str, v: dict[str, JSONValue]) -> str:
         default = v.get("default")
         tail = f"; spec default {text(default)}" if default not in (None, "unset") else ""
         return f"{key(k)} = {text(v.get('value'))} ({text(v.get('origin'))}{tail})"

@@ -116,6 +116,7 @@ def clean_report(report: Report) -> Report:
             continue
         if out is None:
             out = list(findings)
+        # Any: keyword arguments of replace(Finding), each of its own field's type
         changes: dict[str, Any] = {k: text(getattr(f, k)) for k in _FINDING_TEXT if _needs(getattr(f, k))}
         if loc is not None:
             changes["location"] = replace(loc, file=text(loc.file),

@@ -11,7 +11,7 @@ message can never inject a second command. A last plain line gives the counts.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
 from validator.renderers._paths import finding_path
 from validator.renderers._waived import waiver_text
@@ -27,7 +27,7 @@ def _prop(s: str) -> str:
 
 
 class GitHubRenderer:
-    def __init__(self, **_: Any) -> None:
+    def __init__(self, **_: object) -> None:
         pass
 
     def render(self, report: Report, stream: TextIO) -> None:

@@ -13,10 +13,13 @@ change.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from validator.report.model import Finding, Report, Subject, gc_paused
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 # the types written by one call of the C encoder: these, and each subclass of str, int or
 # float met (Level, Scope, Status: str enums) is added to it by _all_scalars. Both encoders
@@ -27,7 +30,7 @@ _SCALAR_TYPES: set[type] = {str, int, float, bool, type(None)}
 _INDENT = "  "
 
 
-def _all_scalars(values: Any) -> bool:
+def _all_scalars(values: Iterable[object]) -> bool:
     """Whether every one of ``values`` is written as a scalar (a container is not)."""
     if _SCALAR_TYPES.issuperset(map(type, values)):
         return True
@@ -38,7 +41,7 @@ def _all_scalars(values: Any) -> bool:
     return False
 
 
-def _key(k: Any) -> str:
+def _key(k: object) -> str:
     """A dict key as the standard encoder writes it (str, or int/float/bool/None as text)."""
     if isinstance(k, str):
         return k
@@ -53,7 +56,7 @@ def _key(k: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
 
 
-def _encoder(item_separator: str) -> Callable[[Any], str]:
+def _encoder(item_separator: str) -> Callable[[object], str]:
     """One container (or scalar) as ``json.dumps(..., separators=(item_separator, ": "))``.
 
     The C encoder object is made once and called directly: ``JSONEncoder.encode`` would
@@ -70,7 +73,7 @@ def _encoder(item_separator: str) -> Callable[[Any], str]:
         py_enc = json.JSONEncoder(ensure_ascii=False, default=str, separators=(item_separator, ": "),
                                   allow_nan=False).encode
 
-        def encode_py(o: Any) -> str:
+        def encode_py(o: object) -> str:
             try:
                 return py_enc(o)
             except ValueError:  # NaN or infinity: written as a string (numbers.finite)
@@ -78,7 +81,7 @@ def _encoder(item_separator: str) -> Callable[[Any], str]:
 
         return encode_py
 
-    def encode(o: Any) -> str:
+    def encode(o: object) -> str:
         if isinstance(o, str):
             return std.encode_basestring(o)
         try:
@@ -94,7 +97,8 @@ class _Lazy:
     ``Subject.to_dict``), so that a result's 330,000 finding dicts (or a fleet's 25,000
     subject dicts) never exist all at once."""
 
-    def __init__(self, items: Any, convert: Callable[[Any], Any]):
+    # Any: the items' own type (a Finding, a Subject), which convert takes
+    def __init__(self, items: list[Any] | tuple[Any, ...], convert: Callable[[Any], JSONValue]):
         self.items, self.convert = items, convert
 
 
@@ -106,13 +110,13 @@ class _Indented:
     recursion, no generators: a chunk is not passed up through every level); ``flush``,
     when given, takes the text so far after each item of a long list."""
 
-    def __init__(self, flush: Callable[[str], Any] | None = None) -> None:
-        self._flat: dict[int, Callable[[Any], str]] = {}
+    def __init__(self, flush: Callable[[str], object] | None = None) -> None:
+        self._flat: dict[int, Callable[[object], str]] = {}
         self._scalar = _encoder(", ")
         self.out: list[str] = []
         self._flush = flush
 
-    def _flat_encoder(self, depth: int) -> Callable[[Any], str]:
+    def _flat_encoder(self, depth: int) -> Callable[[object], str]:
         enc = self._flat.get(depth)
         if enc is None:
             sep = ",\n" + _INDENT * (depth + 1)
@@ -125,7 +129,7 @@ class _Indented:
             self._flush("".join(self.out))
             self.out.clear()
 
-    def write(self, o: Any, depth: int) -> None:
+    def write(self, o: object, depth: int) -> None:
         out = self.out
         if isinstance(o, dict):
             if not o:
@@ -182,14 +186,14 @@ class _Indented:
             out.append(self._scalar(o))
 
 
-def dumps_indented(obj: Any) -> str:
+def dumps_indented(obj: object) -> str:
     """``json.dumps(obj, indent=2, ensure_ascii=False, default=str)``, the same text."""
     w = _Indented()
     w.write(obj, 0)
     return "".join(w.out)
 
 
-def result_document(report: Report, *, findings: bool = True, subjects: bool = True) -> dict[str, Any]:
+def result_document(report: Report, *, findings: bool = True, subjects: bool = True) -> dict[str, JSONValue]:
     """The JSON result: ``Report.to_dict`` plus what the verdict covers (additive; readers
     of older results ignore it): ``summary.verdict``, the sentence people read, and
     ``summary.coverage``, the scopes and requirements evaluated (renderers/scope.py)."""

@@ -14,21 +14,24 @@ JSON lines: repeating every passing finding made an 11-node report 1.4 MB.
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 from xml.etree import ElementTree as ET
 
 from validator.renderers._waived import waiver_text
 from validator.report.model import Finding, Report, Status
 
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
-def _evidence(f: Finding) -> dict[str, Any]:
+
+def _evidence(f: Finding) -> dict[str, JSONValue]:
     keys = ("rule", "item", "status", "observed", "expected", "source", "location", "waiver")
     d = f.to_dict()
     return {k: d[k] for k in keys if d.get(k) is not None}
 
 
 class JUnitRenderer:
-    def __init__(self, **_: Any) -> None:
+    def __init__(self, **_: object) -> None:
         pass
 
     def render(self, report: Report, stream: TextIO) -> None:
@@ -39,7 +42,7 @@ class JUnitRenderer:
 
         verdict = verdict_text(report)
         totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        subjects: dict[str, list[Any]] = {}
+        subjects: dict[str, list[Finding]] = {}
         for f in report.findings:
             subjects.setdefault(f.subject, []).append(f)
         for subject, findings in subjects.items():

@@ -21,12 +21,15 @@ waiver adds no suppression. Validated against the official OASIS schema in tests
 from __future__ import annotations
 
 import hashlib
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from validator.renderers._paths import finding_path
 from validator.renderers.scope import scope_of, verdict_text
 from validator.report.model import Finding, Level, Report, Status
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/spec-check/spec-check"
@@ -51,7 +54,7 @@ def _level(f: Finding) -> str:
 
 
 class SarifRenderer:
-    def __init__(self, **_: Any) -> None:
+    def __init__(self, **_: object) -> None:
         pass
 
     def render(self, report: Report, stream: TextIO) -> None:
@@ -60,8 +63,8 @@ class SarifRenderer:
         stream.write(dumps(self.document(report), indent=2, ensure_ascii=False))
         stream.write("\n")
 
-    def document(self, report: Report) -> dict[str, Any]:
-        rules: list[dict[str, Any]] = []
+    def document(self, report: Report) -> dict[str, JSONValue]:
+        rules: list[dict[str, JSONValue]] = []
         index: dict[str, int] = {}
         scope = {r.id: r.scope for r in report.rules}
         kinds = {s.kind for s in report.subjects} | {
@@ -109,7 +112,7 @@ class SarifRenderer:
                 text = f"{f.item}: {text}"
             if f.expected and f.status is not Status.ERROR:
                 text += f" (expected: {f.expected})"
-            result: dict[str, Any] = {
+            result: dict[str, JSONValue] = {
                 "ruleId": f.rule,
                 "ruleIndex": index[f.rule],
                 "level": _level(f),
@@ -142,7 +145,7 @@ class SarifRenderer:
                 ]
             path, line = finding_path(f)
             if path:
-                phys: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
+                phys: dict[str, JSONValue] = {"artifactLocation": {"uri": _uri(path)}}
                 if not path.startswith("/"):
                     phys["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
                 if line:

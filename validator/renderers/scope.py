@@ -15,11 +15,14 @@ as evaluated when a rule of that scope produced a finding.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.report.model import Report
 from validator.report.model import Scope as Kind
 from validator.values.records import record
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 SCOPES = tuple(s.value for s in (Kind.NODE, Kind.CLUSTER, Kind.JOB))  # the order the sentence names them in
 
@@ -37,7 +40,7 @@ class Scope:
     def complete(self) -> bool:
         return not self.missing and not self.not_evaluated
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:  # the result's Coverage (its scopes as text)
         return {
             "complete": self.complete,
             "scopes": list(self.scopes),

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import (  # Any below: a console, rich's or the plain writer's (PlainConsole mirrors rich's with Any)
+    TYPE_CHECKING,
+    Any,
+    TextIO,
+)
 
 from validator.renderers.base import holds as holds_text
 from validator.renderers.plain_layout import PlainConsole, Unsupported, usable
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 if TYPE_CHECKING:
+    from validator.renderers.problems import FixGroup, SubjectLine
     from validator.renderers.terminal_tables import Tables
 
 WIDE = 120  # below this many columns findings are blocks, not table rows
@@ -232,7 +237,7 @@ class TerminalRenderer:
         # the verdict is the last line, whole (a terminal wraps it; grep and `tail -1` see one line)
         console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
 
-    def _subjects(self, console: Any, lines: list[Any]) -> None:
+    def _subjects(self, console: Any, lines: list[SubjectLine]) -> None:
         from validator.renderers.escape import rich as escape
 
         bad = [ln for ln in lines if ln.bad]
@@ -343,6 +348,7 @@ class TerminalRenderer:
         from rich import box
         from rich.table import Table
 
+        # Any: rows of markup strings, or of rich Text cells (terminal_tables measures with those)
         def make(content: Any, with_title: bool, item_min: int | None) -> Table:
             t = Table(title=title if with_title else None, title_justify="left", show_lines=False,
                       pad_edge=False, expand=False, box=box.SIMPLE_HEAD)
@@ -373,7 +379,7 @@ class TerminalRenderer:
         if self._tables is None or not self._tables.draw(console, title, key, rows_, table):
             console.print(table(rows_, True))
 
-    def _fix(self, console: Any, g: Any) -> None:
+    def _fix(self, console: Any, g: FixGroup) -> None:
         """One fix per rule: a single finding in one line as before; several with the count,
         where they are, and the fix once."""
         from validator.renderers.escape import rich as escape

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any  # Any below: a console (rich's, or the plain writer's), rich tables, cells of text or rich Text
 
 MARKERS = "#$%&*"  # one per column; none occurs in the headers or the box characters
 _PRINTABLE = re.compile(r"[ -~]*")

@@ -52,7 +52,8 @@ class WaiverFileError(RuleFileError):
 
 
 class _HasId(Protocol):
-    id: str
+    @property
+    def id(self) -> str: ...
 
 
 class _PackLike(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import reprlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from validator.errors import RuleFileError, SpecCheckError, UnitError
 from validator.io.resources import spec_dir
@@ -27,6 +27,9 @@ from validator.rules.rulemodel import (
 )
 from validator.values.records import record
 from validator.values.units import Quantity, parse_quantity
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "ParamValue", "Parameter", "Requirement",
            "Spec", "load_fact_catalogue", "load_spec", "plain", "resolve_parameters"]
@@ -249,7 +252,7 @@ def _check_profile_header(data: Any, spec: Spec, profile: Path) -> None:
             file=str(profile), line=line_of(data, ("spec_version",)))
 
 
-def describe_parameters(values: dict[str, ParamValue]) -> dict[str, dict[str, Any]]:
+def describe_parameters(values: Mapping[str, ParamValue]) -> dict[str, dict[str, Any]]:
     """The parameters as echoed in a result; one a profile or ``--set`` changed also names the
     spec's default, so a report (and an auditor) sees what was relaxed without the spec."""
     return {

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from validator.facts.document import Fact, error
+from validator.facts.document import Document, Fact, error
 from validator.facts.node import counter_rise, dcgm, gpu, gpu_events, host, links, net, pci, rdma, telemetry
 from validator.facts.node.base import Context, FactSource, one_process_table
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
@@ -43,15 +43,15 @@ def probe_node(
     procfs: Path = Path("/proc"),
     rootfs: Path = Path("/"),
     nvml: object | None = None,
-    amdsmi_loader: Callable[[], Any] | None = None,
+    amdsmi_loader: Callable[[], Any] | None = None,  # Any: the amdsmi module (no type stubs)
     query_drivers: bool | None = None,
     kernel_log: Path | None = None,
     dcgm_level: int | None = None,
-    since: dict[str, Any] | None = None,
+    since: Document | None = None,
     scrape_endpoints: tuple[str, ...] = (),
     scrape_interval: float = SCRAPE_INTERVAL_S,
     scrape_timeout: float = DEFAULT_DEADLINE_S,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Fact]:
     """Gather every node fact; each is a value, an error value, or a collection.
 
     NVML and amdsmi talk to the GPUs of the machine the probe runs on, whatever ``sysfs``

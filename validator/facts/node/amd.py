@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Callable
-from typing import Any
+from typing import Any  # Any below: the amdsmi module, its handles and results (no type stubs)
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, parse_numa, read_fact
@@ -55,7 +55,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
             amdsmi.amdsmi_shut_down()
 
 
-def _get(fn: Callable[..., Any], conv: Callable[[Any], Any], *args: Any,
+def _get(fn: Callable[..., Any], conv: Callable[[Any], Any], *args: object,
          unit: str | None = None) -> Fact:
     src = f"amd-smi's library (amdsmi): {getattr(fn, '__name__', 'call')}"
     try:

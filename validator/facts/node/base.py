@@ -18,7 +18,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
-from validator.facts.document import Fact, error, value
+from validator.facts.document import Document, Fact, error, value
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 from validator.lazy import Pattern
 from validator.values.records import record
@@ -34,12 +34,12 @@ class Context:
     sysfs: Path = Path("/sys")
     procfs: Path = Path("/proc")
     rootfs: Path = Path("/")
-    nvml: Any = None  # a pynvml-like module; None imports the real one
-    amdsmi_loader: Callable[[], Any] | None = None  # returns the amdsmi module
+    nvml: Any = None  # a pynvml-like module (Any: pynvml has no type stubs); None imports the real one
+    amdsmi_loader: Callable[[], Any] | None = None  # returns the amdsmi module (Any: no type stubs)
     query_drivers: bool = True  # False: the GPU drivers (NVML, amdsmi) answer for another host
     kernel_log: Path | None = None  # a saved dmesg / journalctl -k instead of this host's log
     dcgm_level: int | None = None  # run `dcgmi diag -r LEVEL` (None: not requested)
-    since: dict[str, Any] | None = None  # an earlier facts document of this node (counter rises)
+    since: Document | None = None  # an earlier facts document of this node (counter rises)
     scrape_endpoints: tuple[str, ...] = ()  # --scrape URLs (and the profile's scrape_endpoints)
     scrape_interval: float = SCRAPE_INTERVAL_S  # seconds between the two scrapes of each endpoint
     scrape_timeout: float = DEFAULT_DEADLINE_S  # deadline for each scrape's whole answer
@@ -96,7 +96,7 @@ def read(path: Path) -> str:
     return raw.decode("utf-8", errors="replace").strip()
 
 
-def read_fact(path: Path, parse: Callable[[str], Any] = str, *, unit: str | None = None) -> Fact:
+def read_fact(path: Path, parse: Callable[[str], object] = str, *, unit: str | None = None) -> Fact:
     """Read and parse one file into a value, or an error value naming the path."""
     try:
         raw = read(path)

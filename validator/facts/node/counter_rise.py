@@ -10,11 +10,14 @@ other, or a counter unreadable in either, is said so, never taken as "no rise".
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
-from validator.facts.document import Fact, error, item, items, value
+from validator.facts.document import Document, Fact, error, item, items, value
 from validator.facts.node.base import Context
 from validator.facts.node.nvidia_counters import FIELDS as COUNTERS
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 NAME = "counter_rise"
 FACTS = ("gpu.counter_rises",)
@@ -30,7 +33,7 @@ def collect(ctx: Context) -> dict[str, Fact]:
     return {"gpu.counter_rises": rises(earlier, ctx.facts, datetime.now(timezone.utc))}
 
 
-def _by_uuid(devices: Fact) -> dict[str, dict[str, Any]]:
+def _by_uuid(devices: Fact) -> dict[str, dict[str, JSONValue]]:
     out = {}
     for m in devices.get("items", []):
         uuid = m["fields"].get("uuid", {}).get("value")
@@ -39,14 +42,14 @@ def _by_uuid(devices: Fact) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _when(doc: dict[str, Any]) -> datetime | None:
+def _when(doc: Document) -> datetime | None:
     try:
         return datetime.fromisoformat(str(doc.get("collected_at", "")).replace("Z", "+00:00"))
     except ValueError:
         return None
 
 
-def rises(earlier_doc: dict[str, Any], now: dict[str, Fact], now_at: datetime | None = None) -> Fact:
+def rises(earlier_doc: Document, now: dict[str, Fact], now_at: datetime | None = None) -> Fact:
     """One item per GPU of this probe: the counters that rose, as ``name before -> after``."""
     src = f"compared with the probe of {earlier_doc.get('collected_at', 'unknown time')}"
     before_devices = earlier_doc.get("facts", {}).get("gpu.devices", {})

@@ -21,10 +21,13 @@ answered a shape of neither version: unknown is never pass).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 NAME = "dcgm"
 FACTS = ("dcgm.diag_status", "dcgm.tests")
@@ -119,7 +122,7 @@ def parse_output(stdout: str, rc: int, stderr: str, src: str) -> dict[str, Fact]
     return {"dcgm.diag_status": value("ran", source=src), "dcgm.tests": items(members, source=src)}
 
 
-def _test(category: str, test: dict[str, Any], src: str) -> dict[str, Any]:
+def _test(category: str, test: dict[str, JSONValue], src: str) -> dict[str, JSONValue]:
     name = str(test.get("name", "?"))
     results = [r for r in test.get("results") or [] if isinstance(r, dict)]
     summary = test.get("test_summary")
@@ -157,7 +160,7 @@ def _worst(statuses: list[str]) -> str:
     return statuses[0] if statuses else "unknown ()"
 
 
-def _messages(results: list[dict[str, Any]]) -> list[str]:
+def _messages(results: list[dict[str, JSONValue]]) -> list[str]:
     out = []
     for r in results:
         ent = r.get("entity_id", r.get("gpu_id"))

@@ -23,7 +23,6 @@ silently judged as this node's.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context
@@ -122,7 +121,7 @@ def _where(log: Log, rec: Record) -> str:
     return f"{log.source}:{rec.line}" if rec.line else log.source
 
 
-def xid_events(log: Log, gpus: Any) -> Fact:
+def xid_events(log: Log, gpus: _Gpus) -> Fact:
     out = []
     seen: dict[str, int] = {}
     for rec in log.records:
@@ -159,7 +158,7 @@ def xid_events(log: Log, gpus: Any) -> Fact:
     return items(out, source=log.source)
 
 
-def ras_events(log: Log, gpus: Any) -> Fact:
+def ras_events(log: Log, gpus: _Gpus) -> Fact:
     out = []
     seen: dict[str, int] = {}
     for rec in log.records:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any  # Any below: pynvml's module, its device handles and results (no type stubs)
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.facts.node.base import Context, parse_numa, read_fact
@@ -143,7 +143,7 @@ def _no_driver_no_gpu(ctx: Context) -> bool:
     return False
 
 
-def _call(nv: Any, fn: str, *args: Any, fallback: str | None = None) -> Any:
+def _call(nv: Any, fn: str, *args: object, fallback: str | None = None) -> Any:
     """Call nv.<fn>, or nv.<fallback> when the driver (FunctionNotFound) or the installed
     nvidia-ml-py (no such attribute: 12.535 lacks nvmlDeviceGetTemperatureV) lacks the newer
     name. Raises MissingBinding when the binding has neither."""
@@ -159,7 +159,7 @@ def _call(nv: Any, fn: str, *args: Any, fallback: str | None = None) -> Any:
         return binding(nv, fallback)(*args)
 
 
-def _get(nv: Any, conv: Callable[[Any], Any], fn: str, *args: Any, unit: str | None = None,
+def _get(nv: Any, conv: Callable[[Any], Any], fn: str, *args: object, unit: str | None = None,
          fallback: str | None = None) -> Fact:
     src = f"NVML (nvidia-smi's library): {fn}"
     try:
@@ -171,7 +171,7 @@ def _get(nv: Any, conv: Callable[[Any], Any], fn: str, *args: Any, unit: str | N
     return value(conv(raw), unit=unit, source=src)
 
 
-def _text(v: Any) -> str:
+def _text(v: object) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 

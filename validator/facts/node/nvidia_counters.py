@@ -12,7 +12,7 @@ H200 answered (shared/recordings/h200-node/nvml_counters.json) shapes the traps:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any below: pynvml's module, its device handles and results (no type stubs)
 
 from validator.facts.document import Fact, error, value
 from validator.facts.node.nvidia_health import MissingBinding, binding, reason
@@ -32,7 +32,7 @@ def counters(nv: Any, h: Any, nvlink_count: Fact) -> dict[str, Fact]:
     return out
 
 
-def _read(nv: Any, fn: str, *args: Any, what: str = "") -> Fact:
+def _read(nv: Any, fn: str, *args: object, what: str = "") -> Fact:
     src = f"NVML (nvidia-smi's library): {fn}" + (f"({what})" if what else "")
     try:
         return value(int(binding(nv, fn)(*args)), source=src)

@@ -17,7 +17,7 @@ Kept apart from nvidia.py so that each stays small. The traps (reference section
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any below: pynvml's module, its device handles and results (no type stubs)
 
 from validator.facts.document import Fact, error, value
 

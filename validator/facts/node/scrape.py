@@ -29,7 +29,7 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import field
-from typing import Any
+from typing import TypeAlias
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.io.netfetch import DEFAULT_CAP, fetch
@@ -62,6 +62,8 @@ NON_NEGATIVE = {"dcgm_fi_dev_fb_used", "dcgm_fi_dev_fb_free", "dcgm_fi_dev_fb_re
 USED_TOTAL = (("dcgm_fi_dev_fb_used", "dcgm_fi_dev_fb_total"), ("gpu_used_vram", "gpu_total_vram"))
 _SHOWN = 5  # samples quoted in one message
 
+SampleKey: TypeAlias = "tuple[str, tuple[tuple[str, str], ...]]"  # (metric, sorted labels)
+
 
 @record
 class Exposition:
@@ -70,7 +72,8 @@ class Exposition:
     url: str
     problem: str | None = None
     content_type: str = ""
-    samples: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Any, str]] = field(default_factory=dict)
+    # (value, family type), as prometheus_client parses them
+    samples: dict[SampleKey, tuple[float, str]] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
     families: int = 0
 
@@ -165,19 +168,19 @@ def judge(first: Exposition, second: Exposition | None, interval_s: float) -> di
             "in_range": _in_range(scrapes)}
 
 
-def show(key: tuple[str, tuple[tuple[str, str], ...]], v: Any) -> str:
+def show(key: SampleKey, v: object) -> str:
     name, labels = key
     lab = ",".join(f'{k}="{val}"' for k, val in labels)
     return f"{name}{{{lab}}} = {_num(v)}" if lab else f"{name} = {_num(v)}"
 
 
-def _num(v: Any) -> str:
+def _num(v: object) -> str:
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
         return str(int(v))
     return str(v)
 
 
-def sentinel(v: Any) -> str | None:
+def sentinel(v: object) -> str | None:
     """Which DCGM sentinel ``v`` is, or None for a value."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
@@ -197,7 +200,7 @@ def _not_supported(e: Exposition) -> Fact:
 def _in_range(scrapes: list[Exposition]) -> Fact:
     bad: list[str] = []
     for e in scrapes:
-        totals: dict[tuple[str, str], Any] = {}
+        totals: dict[tuple[str, str], tuple[SampleKey, float]] = {}
         for (name, labels), (v, _t) in e.samples.items():
             low = name.lower()
             if sentinel(v) or isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -246,7 +249,7 @@ def _stale(first: Exposition, second: Exposition | None, interval_s: float) -> F
         why = second.problem if second is not None else "not scraped"
         return error(f"freshness unknown: the second scrape failed: {why}", source=url)
 
-    def counters(names: set[str]) -> list[tuple[Any, Any, Any]]:
+    def counters(names: set[str]) -> list[tuple[SampleKey, float, float]]:
         out = []
         for key, (v, t) in first.samples.items():
             if (key[0].lower() in names and t in ("counter", "unknown", "untyped") and key in second.samples
@@ -254,7 +257,7 @@ def _stale(first: Exposition, second: Exposition | None, interval_s: float) -> F
                 out.append((key, v, second.samples[key][0]))
         return out
 
-    def frozen(rows: list[tuple[Any, Any, Any]]) -> list[str]:
+    def frozen(rows: list[tuple[SampleKey, float, float]]) -> list[str]:
         return [f"{show(k, a)} at both scrapes" for k, a, b in rows if a == b]
 
     source = f"{url}: two scrapes {interval_s:g} s apart"
