@@ -14,6 +14,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the verb, run in-process with its report captured: a probe script's middle, after what it
+# sets up (its imports of contextlib, io and sys included) and before the JSON line it prints
+RUN_VERB = """
+from validator.entry import main
+out, code = io.StringIO(), 0
+try:
+    with contextlib.redirect_stdout(out):
+        main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+"""
+
 
 def run_probe(tmp_path: Path, probe: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """The probe's JSON line; the run must exit 0 and the verb 0 or 1 (``code``)."""

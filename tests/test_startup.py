@@ -18,24 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.startup_probe import run_probe
+from tests.startup_probe import RUN_VERB, run_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
 JOB = ROOT / "tests" / "jobs" / "formats" / "hf"
 
 # Run a verb in-process, then print the names in sys.modules.
-_PROBE = """
-import contextlib, io, json, sys
-from validator.entry import main
-out, code = io.StringIO(), 0
-try:
-    with contextlib.redirect_stdout(out):
-        main(sys.argv[1:])
-except SystemExit as exc:
-    code = exc.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
-"""
+_PROBE = ("import contextlib, io, json, sys\n" + RUN_VERB
+          + 'print(json.dumps({"code": code, "modules": sorted(sys.modules)}))\n')
 
 # never on these paths: parsing and validating the rule pack, other verbs' machinery, and
 # libraries no node check needs

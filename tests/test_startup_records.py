@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.startup_probe import run_probe
+from tests.startup_probe import RUN_VERB, run_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "dgx_h100.json"
@@ -43,13 +43,7 @@ def watched(cls, *args, **kw):
         plain.append(cls.__module__ + "." + cls.__qualname__)
     return process(cls, *args, **kw)
 dataclasses._process_class = watched
-from validator.entry import main
-out, code = io.StringIO(), 0
-try:
-    with contextlib.redirect_stdout(out):
-        main(sys.argv[1:])
-except SystemExit as exc:
-    code = exc.code
+""" + RUN_VERB + """
 print(json.dumps({"code": code, "compiled": compiled, "plain": plain,
                   "records": "validator.values.records" in sys.modules,
                   "verb_options": "validator.api.verb_options" in sys.modules}))
