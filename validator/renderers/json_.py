@@ -13,7 +13,7 @@ change.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, TextIO
 
 from validator.report.model import Finding, Report, Subject, gc_paused
@@ -30,8 +30,9 @@ _SCALAR_TYPES: set[type] = {str, int, float, bool, type(None)}
 _INDENT = "  "
 
 
-def _all_scalars(values: Iterable[object]) -> bool:
-    """Whether every one of ``values`` is written as a scalar (a container is not)."""
+def _all_scalars(values: Collection[object]) -> bool:
+    """Whether every one of ``values`` is written as a scalar (a container is not). A
+    collection, not an iterator: a new subclass is looked for in a second pass."""
     if _SCALAR_TYPES.issuperset(map(type, values)):
         return True
     new = set(map(type, values)) - _SCALAR_TYPES
