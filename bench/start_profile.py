@@ -6,8 +6,8 @@ Each run is a fresh interpreter that runs the verb in-process (output discarded)
 measures, with ``time.process_time`` (CPU, not wall: fairer on a shared machine):
 
 * the whole verb, from the first import of spec-check to its exit;
-* the imports of click and of rich's modules (with what they pull in: typing, inspect,
-  fractions, ...);
+* the first imports of click, rich's modules and psutil (with what they pull in: typing,
+  inspect, fractions, subprocess, ...): a quick ``check`` (validator/cli/quick.py) loads none;
 * class creation by ``dataclasses`` (the ``@dataclass`` decorator compiles each class's
   ``__init__``, ``__eq__``, ``__repr__``, ... at import: no bytecode cache holds them);
 * regular expression compiles (``re.compile`` at import, and the first use of a pattern);
@@ -27,7 +27,7 @@ import sys
 
 _CHILD = r"""
 import contextlib, dataclasses, io, json, re, sys, time
-spent = {"dataclasses": 0.0, "regex": 0.0, "click": 0.0, "rich": 0.0}
+spent = {"dataclasses": 0.0, "regex": 0.0, "click": 0.0, "rich": 0.0, "psutil": 0.0}
 count = {"dataclasses": 0}
 def timed(kind, fn):
     def wrapper(*a, **k):
@@ -40,13 +40,11 @@ def timed(kind, fn):
     return wrapper
 dataclasses._process_class = timed("dataclasses", dataclasses._process_class)
 re._compile = timed("regex", re._compile)
-start = time.process_time()
-t = time.process_time(); import click; spent["click"] = time.process_time() - t
-from validator.entry import main
 real_import = __import__
 inside = [0]
-def first_rich(name, *a, **k):
-    if name.split(".")[0] != "rich" or inside[0] or name in sys.modules:
+def first_import(name, *a, **k):  # the first import of click, rich or psutil, with what it pulls in
+    top = name.split(".")[0]
+    if top not in ("click", "rich", "psutil") or inside[0] or name in sys.modules:
         return real_import(name, *a, **k)
     inside[0] += 1
     t = time.process_time()
@@ -54,9 +52,11 @@ def first_rich(name, *a, **k):
         return real_import(name, *a, **k)
     finally:
         inside[0] -= 1
-        spent["rich"] += time.process_time() - t
+        spent[top] += time.process_time() - t
 import builtins
-builtins.__import__ = first_rich
+builtins.__import__ = first_import
+start = time.process_time()
+from validator.entry import main
 with contextlib.redirect_stdout(io.StringIO()):
     try:
         main(sys.argv[1:])
@@ -83,8 +83,9 @@ def main() -> int:
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     print(f"spec-check {' '.join(args.verb)}: median of {args.runs} runs, CPU ms in the process")
     print(f"{'the whole verb':<36}{med['total'] * 1000:>8.1f}")
-    for key, label in (("dataclasses", f"creating {med['classes']:.0f} dataclasses"), ("click", "import click"),
-                       ("rich", "importing rich"), ("regex", "compiling regular expressions")):
+    for key, label in (("dataclasses", f"creating {med['classes']:.0f} dataclasses"), ("click", "importing click"),
+                       ("rich", "importing rich"), ("psutil", "importing psutil"),
+                       ("regex", "compiling regular expressions")):
         print(f"{label:<36}{med[key] * 1000:>8.1f}  {med[key] / med['total']:>4.0%}")
     return 0
 

@@ -69,13 +69,12 @@ def test_driverless_node_without_nvidia_on_the_bus_skips_pynvml_with_the_same_fa
     """Where libnvidia-ml.so.1 does not load and no NVIDIA function is on the bus, the probe
     writes what nvmlInit's LibraryNotFound gives, without importing pynvml (start-up)."""
     import builtins
-    import ctypes
 
     from validator.facts.node import nvidia
 
     host = nodes.plain_host(tmp_path)
     via_nvml = host.probe(nvml=FakeNvml({"init_error": "LIBRARY_NOT_FOUND", "devices": []}))
-    real_import, real_cdll = builtins.__import__, ctypes.CDLL
+    real_import, real_dlopen = builtins.__import__, nvidia._dlopen
 
     def no_pynvml(name, *args, **kwargs):
         if name == "pynvml":
@@ -85,10 +84,10 @@ def test_driverless_node_without_nvidia_on_the_bus_skips_pynvml_with_the_same_fa
     def no_library(name, *args, **kwargs):
         if name == nvidia.LIBRARY:
             raise OSError(f"{name}: cannot open shared object file: No such file or directory")
-        return real_cdll(name, *args, **kwargs)
+        return real_dlopen(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pynvml)
-    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    monkeypatch.setattr(nvidia, "_dlopen", no_library)  # ctypes.CDLL's load (tests/facts/test_host_live.py)
     skipped = host.probe(query_drivers=True)
     gpu_facts = [*nvidia.FACTS, "gpu.memory_total"]  # the GPU source's (events come from the kernel log)
     assert gpu_facts and {k: skipped[k] for k in gpu_facts} == {k: via_nvml[k] for k in gpu_facts}
@@ -108,8 +107,6 @@ def test_the_skipped_pynvml_words_are_the_installed_nvidia_ml_pys():
 def test_nvidia_on_the_bus_or_a_loadable_library_still_asks_nvml(dgx_root, tmp_path, monkeypatch):
     """The shortcut is only for a driver-less node without NVIDIA GPUs: with GPUs on the bus
     NVML is asked (its error says what is broken), and where the library loads too."""
-    import ctypes
-
     from validator.facts.node import nvidia
     from validator.facts.node.base import Context
 
@@ -121,11 +118,12 @@ def test_nvidia_on_the_bus_or_a_loadable_library_still_asks_nvml(dgx_root, tmp_p
         c.facts.update(pci.collect(c))
         return c
 
-    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: (_ for _ in ()).throw(OSError("not here")))
+    # the library load (ctypes.CDLL's dlopen: tests/facts/test_host_live.py compares the two)
+    monkeypatch.setattr(nvidia, "_dlopen", lambda *a, **k: (_ for _ in ()).throw(OSError("not here")))
     assert nvidia._no_driver_no_gpu(ctx(dgx_root)) is False  # NVIDIA GPUs on the bus
     plain = ctx(nodes.plain_host(tmp_path))
     assert nvidia._no_driver_no_gpu(plain) is True
-    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: object())  # the library loads
+    monkeypatch.setattr(nvidia, "_dlopen", lambda *a, **k: None)  # the library loads
     assert nvidia._no_driver_no_gpu(plain) is False
 
 

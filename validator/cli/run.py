@@ -1,28 +1,31 @@
-"""Run the click group so that every user error is one line and exit code 2.
+"""Run a verb so that every user error is one line and exit code 2.
 
 A ``SpecCheckError`` (bad input, bad usage) prints ``spec-check: error: <file:line:
 problem>`` and exits 2; click's own usage errors (bad option value, unknown option, missing
 argument) of every verb become the same one line, exit 2. Anything else is a bug:
 it is reported in one line with a hint to re-run with ``SPEC_CHECK_DEBUG=1`` for the
 traceback, and still exits 2, since the run could not be done.
+
+``run_cli`` runs the click group; ``run_quick`` runs ``check`` parsed without click
+(validator/cli/quick.py) and ends it as click's ``main`` would, so the two give the same
+bytes and exit code. click is imported only when there is something of click's to handle
+or say: a run that ends well (or with a ``SpecCheckError``) never needs it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from typing import Any, NoReturn
-
-import click
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, cast
 
 from validator.errors import SpecCheckError
 
+if TYPE_CHECKING:
+    import click
 
-class _NeverRaised(Exception):
-    ctx: click.Context | None = None
-
-
-_NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", _NeverRaised)
+_T = TypeVar("_T")
 
 
 def _interrupted() -> str:
@@ -37,6 +40,8 @@ def fail(message: str) -> NoReturn:
     # the contract: one line, whatever the parser said; a file name's control characters
     # or undecodable bytes are shown as escapes, never sent to the terminal
     one_line = text(" ".join(message.split()))
+    import click
+
     click.echo(f"spec-check: error: {one_line}", err=True)
     sys.exit(2)
 
@@ -72,25 +77,86 @@ def _is_write_error(exc: OSError) -> bool:
 
 
 def run_cli(group: click.Group, argv: list[str]) -> Any:  # Any: what click's Group.main returns
+    return _guarded(lambda: group.main(args=argv, prog_name="spec-check", standalone_mode=False), argv)
+
+
+def run_quick(body: Callable[[], _T], argv: list[str], command_path: str) -> _T:
+    """``body()`` (a verb parsed without click) ended as click's ``Command.main`` ends a
+    verb with ``standalone_mode=False``: Ctrl-C says an empty line and is click's ``Abort``;
+    a broken pipe quiets both streams and exits 1; a usage error raised in the verb is said
+    as that verb's (``command_path``, as click's context would have named it)."""
+
+    def as_click_would() -> _T:
+        try:
+            return body()
+        except (EOFError, KeyboardInterrupt) as exc:
+            import click
+
+            click.echo(file=sys.stderr)  # the blank line after the terminal's ^C
+            raise click.exceptions.Abort() from exc
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            sys.stdout = cast(TextIO, _QuietFlush(sys.stdout))
+            sys.stderr = cast(TextIO, _QuietFlush(sys.stderr))
+            sys.exit(1)
+
+    return _guarded(as_click_would, argv, command_path)
+
+
+class _QuietFlush:
+    """A stream whose ``flush`` ignores a reader that has gone (click's wrapper after a
+    broken pipe: the interpreter's own flush at exit stays quiet)."""
+
+    def __init__(self, wrapped: TextIO) -> None:
+        self.wrapped = wrapped
+
+    def flush(self) -> None:
+        try:
+            self.wrapped.flush()
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.wrapped, name)
+
+
+def _guarded(run: Callable[[], _T], argv: list[str], command_path: str = "") -> _T:
     try:
-        out = group.main(args=argv, prog_name="spec-check", standalone_mode=False)
+        out = run()
         _flush_stdout()  # a full stdout shows here, not in the interpreter's exit
         return out
     except SpecCheckError as exc:
         fail(str(exc))
-    except click.exceptions.Abort:  # click's name for a KeyboardInterrupt inside a verb
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (validator.entry)
         fail(_interrupted())
-    except click.exceptions.Exit as exc:
+    except SystemExit:
+        _flush_stdout()
+        raise
+    except Exception as exc:
+        _failed(exc, argv, command_path)
+
+
+def _failed(exc: Exception, argv: list[str], command_path: str) -> NoReturn:
+    import click
+
+    if isinstance(exc, click.exceptions.Abort):  # click's name for a KeyboardInterrupt inside a verb
+        fail(_interrupted())
+    if isinstance(exc, click.exceptions.Exit):
         _flush_stdout()
         sys.exit(exc.exit_code)
-    except _NO_ARGS_IS_HELP as exc:  # bare `spec-check` or `spec-check rules` (click >= 8.2)
+    no_args_is_help = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click >= 8.2
+    if no_args_is_help is not None and isinstance(exc, no_args_is_help):  # bare `spec-check` or `spec-check rules`
         help_ctx = getattr(exc, "ctx", None)
         if help_ctx is not None:
             click.echo(help_ctx.get_help())
         sys.exit(2)
-    except click.ClickException as exc:
+    if isinstance(exc, click.ClickException):
         # click's usage errors print Usage/Try/Error on three lines: the contract is one
-        verb = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else ""
+        verb = ""
+        if isinstance(exc, click.UsageError):
+            verb = exc.ctx.command_path if exc.ctx is not None else command_path
         message = exc.format_message()
         if verb == "spec-check health" and "--npd" in argv:  # NPD's contract: one stdout line
             from validator.cluster import npd
@@ -101,20 +167,12 @@ def run_cli(group: click.Group, argv: list[str]) -> Any:  # Any: what click's Gr
         if verb and verb != "spec-check":
             message = f"{verb.removeprefix('spec-check ')}: {message} (see `{verb} --help`)"
         fail(message)
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (validator.entry)
-        fail(_interrupted())
-    except BrokenPipeError:  # the reader went away: quietly, as cli.common.render does (docs/reports.md)
+    if isinstance(exc, BrokenPipeError):  # the reader went away: quietly, as cli.common.render does (docs/reports.md)
         _quiet_stdout()
         sys.exit(2)
-    except OSError as exc:
-        if _is_write_error(exc):
-            _stdout_failed(exc)
-        _internal(exc)
-    except SystemExit:
-        _flush_stdout()
-        raise
-    except Exception as exc:
-        _internal(exc)
+    if isinstance(exc, OSError) and _is_write_error(exc):
+        _stdout_failed(exc)
+    _internal(exc)
 
 
 def _flush_stdout() -> None:

@@ -8,13 +8,16 @@ Traps this module exists to avoid:
   ``>=`` would fail. ``unlimited`` is kept as the string "unlimited" (see ``document.value``).
 * /dev/shm is measured with ``os.statvfs`` (``f_frsize * f_blocks``), not ``f_bsize``.
 * CPU count and hostname come from psutil/socket on the live machine (what the catalogue
-  names); a recorded tree answers from ``cpuinfo`` and ``sys/kernel/hostname``.
+  names); a recorded tree answers from ``cpuinfo`` and ``sys/kernel/hostname``. On Linux
+  both are read with the call psutil and socket make there (``sysconf`` and ``uname``),
+  without loading either: psutil and socket were a fifth of a ``check``'s start-up, spent
+  on two numbers the ``os`` module already has (tests/facts/test_host_live.py compares them).
 """
 
 from __future__ import annotations
 
 import os
-import socket
+import sys
 from pathlib import Path
 
 from validator.facts.document import Fact, error, value
@@ -51,15 +54,13 @@ def collect(ctx: Context) -> dict[str, Fact]:
 
 def _hostname(ctx: Context) -> Fact:
     if ctx.live:
-        return value(socket.gethostname(), source="this host's name (hostname)")
+        return value(host_name(), source="this host's name (hostname)")
     return read_fact(ctx.procfs / "sys/kernel/hostname")
 
 
 def _cpu_count(ctx: Context, cpuinfo: Path) -> Fact:
     if ctx.live:
-        import psutil
-
-        n = psutil.cpu_count(logical=True)
+        n = logical_cpus()
         if not n:
             return error("the count of logical CPUs could not be told", source="logical CPUs (nproc --all)")
         return value(n, source="logical CPUs (nproc --all)")
@@ -71,6 +72,34 @@ def _cpu_count(ctx: Context, cpuinfo: Path) -> Fact:
         return n
 
     return read_fact(cpuinfo, count)
+
+
+def host_name() -> str:
+    """``socket.gethostname()``. On Linux, glibc's and musl's ``gethostname`` copy the node
+    name ``uname(2)`` gives, and both Python calls decode it the same way (the file system
+    encoding): ``os.uname()`` reads it without loading socket."""
+    if sys.platform.startswith("linux"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
+def logical_cpus() -> int | None:
+    """``psutil.cpu_count(logical=True)``. On Linux psutil answers with
+    ``sysconf(_SC_NPROCESSORS_ONLN)``, and ``None`` below 1; its fallbacks (``cpuinfo``,
+    ``/proc/stat``) are for a ``sysconf`` that cannot say, and only then is psutil loaded."""
+    if sys.platform.startswith("linux"):
+        try:
+            n = os.sysconf("SC_NPROCESSORS_ONLN")
+        except (ValueError, OSError):
+            pass
+        else:
+            return n if n >= 1 else None
+    import psutil
+
+    count: int | None = psutil.cpu_count(logical=True)
+    return count
 
 
 def _cpu_model(text: str) -> str:

@@ -18,6 +18,7 @@ Follows shared/reference/node-probing.md section 1. The traps it handles:
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable
 from typing import Any  # Any below: pynvml's module, its device handles and results (no type stubs)
 
@@ -134,13 +135,25 @@ def _no_driver_no_gpu(ctx: Context) -> bool:
 
     if importlib.util.find_spec("pynvml") is None:
         return False
-    import ctypes
-
     try:
-        ctypes.CDLL(LIBRARY)
+        _dlopen(LIBRARY)
     except OSError:
         return True
     return False
+
+
+def _dlopen(name: str) -> None:
+    """``ctypes.CDLL(name)``, as nvidia-ml-py loads the library. On Linux that is CDLL's own
+    call, ``_ctypes.dlopen(name, RTLD_LOCAL)`` (its default mode there), made here without
+    building ctypes' classes (a few ms of every check on a node without the library)."""
+    if sys.platform.startswith("linux"):
+        from _ctypes import RTLD_LOCAL, dlopen
+
+        dlopen(name, RTLD_LOCAL)
+        return
+    import ctypes
+
+    ctypes.CDLL(name)
 
 
 def _call(nv: Any, fn: str, *args: object, fallback: str | None = None) -> Any:
