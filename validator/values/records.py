@@ -237,7 +237,7 @@ def _declare(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> Any:
 
     flds = tuple(f for f in spec.fields if f.kind is _FIELD)
     if "__init__" not in cls.__dict__:
-        _set(cls, "__init__", _init(cls, flds, frozen))
+        _set(cls, "__init__", _init(cls, flds, frozen, slots))
     _set(cls, "__repr__", _repr(tuple(f.name for f in flds if f.repr)))
     compared = _getter(tuple(f.name for f in flds if f.compare))
     _set(cls, "__eq__", _eq(compared))
@@ -580,13 +580,21 @@ def field_names(class_or_instance: Any) -> tuple[str, ...]:
 
 class _SignatureDoc:
     """The docstring of a record whose class has none: ``Name(signature)``, as dataclasses
-    writes it from its generated ``__init__``, made when first read rather than at import
-    (``inspect.signature`` of a class is slow; pydantic's JSON Schema leaves such a
-    docstring out)."""
+    writes it from ``inspect.signature`` of the class (its generated ``__init__``'s, or the
+    one the class writes), made when first read rather than at import (``inspect`` is slow
+    to import and ``inspect.signature`` slow to run; pydantic's JSON Schema leaves such a
+    docstring out), then kept in the class in this one's place."""
 
     def __get__(self, obj: Any, owner: Any) -> str:
-        text = str(_signature(owner, with_self=False)).replace(" -> None", "")
-        return owner.__name__ + text
+        import inspect
+
+        try:
+            text = str(inspect.signature(owner)).replace(" -> None", "")
+        except (TypeError, ValueError):  # as dataclasses: no signature, no text
+            text = ""
+        doc: str = owner.__name__ + text
+        type.__setattr__(owner, "__doc__", doc)
+        return doc
 
 
 _SIGNATURE_DOC = _SignatureDoc()
@@ -725,7 +733,7 @@ def _plural(kind: str, names: list[str]) -> str:
     return f"missing {len(names)} required {kind} argument{'s' if len(names) > 1 else ''}: {listed}"
 
 
-def _init(cls: Any, flds: tuple[Field, ...], frozen: bool) -> Callable[..., None]:
+def _init(cls: Any, flds: tuple[Field, ...], frozen: bool, slots: bool) -> Callable[..., None]:
     """A generic ``__init__`` for ``cls``: what its generated one does, without compiling it."""
     init_fields = [f for f in flds if f.init]
     positional = [f for f in init_fields if not f.kw_only]
@@ -736,7 +744,8 @@ def _init(cls: Any, flds: tuple[Field, ...], frozen: bool) -> Callable[..., None
         if has_default:
             seen_default = f
         elif seen_default is not None:
-            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+            after = f" {seen_default.name!r}" if sys.version_info >= (3, 13) else ""  # as this Python's says
+            raise TypeError(f"non-default argument {f.name!r} follows default argument{after}")
     pos_names = tuple(f.name for f in positional)
     accepted = frozenset(f.name for f in init_fields)
     npos = len(pos_names)
@@ -769,9 +778,11 @@ def _init(cls: Any, flds: tuple[Field, ...], frozen: bool) -> Callable[..., None
 
     # the call binds into a copy of ``template`` (every field set, in field order, with its
     # default; a required one's value is always given), then default factories run for the
-    # fields not given: set operations in C instead of a loop over the fields
+    # fields not given: set operations in C instead of a loop over the fields. A field
+    # outside __init__ with a plain default is left to the class attribute, as the generated
+    # __init__ leaves it (but in a slots class, which has no such attribute).
     template = {f.name: None if f.default is missing else f.default for f in flds
-                if f.init or f.default is not missing or f.default_factory is not missing}
+                if f.init or f.default_factory is not missing or (slots and f.default is not missing)}
     position = {name: i for i, name in enumerate(pos_names)}
     factories = tuple((f.name, f.default_factory, position.get(f.name, npos) if f.init else -1)
                       for f in flds if f.default_factory is not missing)
