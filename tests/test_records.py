@@ -518,7 +518,7 @@ def test_the_dataclasses_view_is_made_when_first_read(bodies: tuple[Any, Any], n
     # the bases' Field objects are the child's, as dataclasses shares them
     for base in ours.__mro__[1:]:
         for n, f in getattr(base, "__dataclass_fields__", {}).items():
-            if n not in ours.__dict__.get("__annotations__", {}):
+            if n not in ours.__dict__.get("__annotations__", {}):  # noqa: RUF063
                 assert got[n] is f
 
 

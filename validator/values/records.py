@@ -50,9 +50,11 @@ import sys
 import types
 from _thread import RLock, get_ident
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast, overload
 
 if TYPE_CHECKING:
+    import dataclasses
     import inspect
 
     from typing_extensions import dataclass_transform
@@ -64,6 +66,7 @@ else:
             return lambda f: f
 
 _T = TypeVar("_T")
+_Metadata = Mapping[Any, Any]  # dataclasses.field's metadata: any mapping, kept as given
 _C = TypeVar("_C", bound=type)
 
 _DECLARED: list[type] = []
@@ -79,7 +82,7 @@ class _Missing:
         return "MISSING"
 
 
-MISSING: Any = _Missing()
+MISSING = _Missing()
 
 
 class _Factory:
@@ -104,11 +107,10 @@ class Field:
     __slots__ = ("compare", "default", "default_factory", "hash", "init", "kind", "kw_only", "metadata", "name",
                  "repr", "type")
 
-    def __init__(self, default: Any, default_factory: Any, init: bool, repr: bool,
-                 hash: bool | None, compare: bool, metadata: Mapping[Any, Any] | None,
-                 kw_only: Any) -> None:
+    def __init__(self, default: object, default_factory: object, init: bool, repr: bool,
+                 hash: bool | None, compare: bool, metadata: _Metadata | None, kw_only: object) -> None:
         self.name: str = ""
-        self.type: Any = None
+        self.type: object = None
         self.default = default
         self.default_factory = default_factory
         self.init = init
@@ -135,7 +137,7 @@ class Field:
         return Field(self.default, self.default_factory, self.init, self.repr, self.hash, self.compare,
                      self.metadata, self.kw_only)
 
-    def _real(self, dc: Any) -> Any:
+    def _real(self, dc: ModuleType) -> dataclasses.Field[object]:
         """The ``dataclasses.Field`` this is, without name, type and kind."""
         return dc.field(default=dc.MISSING if self.default is MISSING else self.default,
                         default_factory=dc.MISSING if self.default_factory is MISSING else self.default_factory,
@@ -145,23 +147,23 @@ class Field:
 
 @overload
 def field(*, default: _T, init: bool = True, repr: bool = True, hash: bool | None = None,
-          compare: bool = True, metadata: Mapping[Any, Any] | None = None, kw_only: bool = ...) -> _T: ...
+          compare: bool = True, metadata: _Metadata | None = None, kw_only: bool = ...) -> _T: ...
 
 
 @overload
 def field(*, default_factory: Callable[[], _T], init: bool = True, repr: bool = True,
-          hash: bool | None = None, compare: bool = True, metadata: Mapping[Any, Any] | None = None,
+          hash: bool | None = None, compare: bool = True, metadata: _Metadata | None = None,
           kw_only: bool = ...) -> _T: ...
 
 
 @overload
 def field(*, init: bool = True, repr: bool = True, hash: bool | None = None, compare: bool = True,
-          metadata: Mapping[Any, Any] | None = None, kw_only: bool = ...) -> Any: ...
+          metadata: _Metadata | None = None, kw_only: bool = ...) -> Any: ...
 
 
-def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,
-          hash: bool | None = None, compare: bool = True, metadata: Mapping[Any, Any] | None = None,
-          kw_only: Any = MISSING) -> Any:
+def field(*, default: object = MISSING, default_factory: object = MISSING, init: bool = True, repr: bool = True,
+          hash: bool | None = None, compare: bool = True, metadata: _Metadata | None = None,
+          kw_only: object = MISSING) -> Any:  # Any: it stands for a value of the field's type
     """``dataclasses.field`` for a record: the same arguments and meaning."""
     if default is not MISSING and default_factory is not MISSING:
         raise ValueError("cannot specify both default and default_factory")
@@ -174,7 +176,7 @@ class _Spec:
 
     __slots__ = ("cls", "fields", "frozen", "init_names", "kw_only", "names", "not_init", "own", "slots")
 
-    def __init__(self, cls: Any, fields: tuple[Field, ...], own: tuple[Field, ...], *, frozen: bool,
+    def __init__(self, cls: type, fields: tuple[Field, ...], own: tuple[Field, ...], *, frozen: bool,
                  kw_only: bool, slots: bool) -> None:
         self.cls = cls
         self.fields = fields
@@ -188,7 +190,7 @@ class _Spec:
         self.not_init = frozenset(f.name for f in real if not f.init)
 
 
-def _spec(cls: Any) -> _Spec | None:
+def _spec(cls: type) -> _Spec | None:
     """The record spec ``cls`` itself was declared with (not one it inherits)."""
     spec = cls.__dict__.get("__record__")
     return spec if isinstance(spec, _Spec) and spec.cls is cls else None
@@ -260,27 +262,27 @@ def _declare(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> Any:
 
 # dataclasses' _MODULE_IDENTIFIER_RE: "ClassVar[int]", "typing.ClassVar[int]"
 _IDENTIFIER = re.compile(r"^(?:\s*(\w+)\s*\.)?\s*(\w+)")
-_CLASSVAR_ALIAS: Any = type(ClassVar[int])
+_CLASSVAR_ALIAS = type(ClassVar[int])
 
 
 class _Unsure(Exception):
     """The class is one dataclasses itself must read (or refuse)."""
 
 
-def _is_classvar(tp: Any, typing: Any) -> bool:
-    return tp is typing.ClassVar or (type(tp) is _CLASSVAR_ALIAS and tp.__origin__ is typing.ClassVar)
+def _is_classvar(tp: object, typing: ModuleType) -> bool:
+    return tp is typing.ClassVar or (type(tp) is _CLASSVAR_ALIAS and getattr(tp, "__origin__", None) is typing.ClassVar)
 
 
-def _is_initvar(tp: Any, dc: Any) -> bool:
+def _is_initvar(tp: object, dc: ModuleType) -> bool:
     return tp is dc.InitVar or type(tp) is dc.InitVar
 
 
-def _is_kw_only(tp: Any, dc: Any) -> bool:
+def _is_kw_only(tp: object, dc: ModuleType) -> bool:
     return tp is dc.KW_ONLY
 
 
-def _is_type(annotation: str, cls: Any, module: Any, wanted: Any,
-             predicate: Callable[[Any, Any], bool]) -> bool:
+def _is_type(annotation: str, cls: type, module: ModuleType, wanted: object,
+             predicate: Callable[[object, ModuleType], bool]) -> bool:
     """dataclasses' ``_is_type``: does the string annotation name ``wanted`` (looked up in
     the class's module, as dataclasses looks)?"""
     match = _IDENTIFIER.match(annotation)
@@ -299,14 +301,14 @@ def _is_type(annotation: str, cls: Any, module: Any, wanted: Any,
     return False
 
 
-def _mutable(value: Any) -> bool:
+def _mutable(value: object) -> bool:
     """A default dataclasses refuses (``use default_factory``)."""
     if sys.version_info >= (3, 11):
         return value.__class__.__hash__ is None
     return isinstance(value, (list, dict, set))
 
 
-def _read(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> tuple[dict[str, Field], list[Field]] | None:
+def _read(cls: type, *, frozen: bool, kw_only: bool, slots: bool) -> tuple[dict[str, Field], list[Field]] | None:
     """The class's fields (all, and its own), read as ``dataclasses`` reads them, without
     changing the class; None for a class only dataclasses can say for sure."""
     try:
@@ -315,7 +317,7 @@ def _read(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> tuple[dict[s
         return None
 
 
-def _read_or_raise(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> tuple[dict[str, Field], list[Field]]:
+def _read_or_raise(cls: type, *, frozen: bool, kw_only: bool, slots: bool) -> tuple[dict[str, Field], list[Field]]:
     dc = sys.modules.get("dataclasses")  # not imported: no annotation can be its InitVar or KW_ONLY
     typing = sys.modules["typing"]
     mro = cls.__mro__
@@ -380,8 +382,8 @@ def _read_or_raise(cls: Any, *, frozen: bool, kw_only: bool, slots: bool) -> tup
     return fields, own
 
 
-def _apply(cls: Any, fields: dict[str, Field], own: list[Field], *, frozen: bool, kw_only: bool,
-           slots: bool) -> tuple[Any, _Spec]:
+def _apply(cls: type, fields: dict[str, Field], own: list[Field], *, frozen: bool, kw_only: bool,
+           slots: bool) -> tuple[type, _Spec]:
     """Make ``cls`` the class dataclasses would (its methods aside): defaults in place of
     ``field()``, ``__match_args__``, slots; ``__dataclass_fields__`` and
     ``__dataclass_params__`` made when first read."""
@@ -395,18 +397,18 @@ def _apply(cls: Any, fields: dict[str, Field], own: list[Field], *, frozen: bool
         setattr(cls, "__match_args__",  # noqa: B010 (mypy refuses the assignment)
                 tuple(f.name for f in fields.values() if f.kind is _FIELD and f.init and not f.kw_only))
     if sys.version_info >= (3, 13) and "__replace__" not in cls.__dict__:
-        cls.__replace__ = _replace_method
+        setattr(cls, "__replace__", _replace_method)  # noqa: B010
     if slots:
         cls = _with_slots(cls, tuple(f.name for f in fields.values() if f.kind is _FIELD))
     spec = _Spec(cls, tuple(fields.values()), tuple(own), frozen=frozen, kw_only=kw_only, slots=slots)
-    cls.__record__ = spec
-    cls.__dataclass_params__ = _Lazy(spec, "__dataclass_params__")
-    cls.__dataclass_fields__ = _Lazy(spec, "__dataclass_fields__")
+    for name, value in (("__record__", spec), ("__dataclass_params__", _Lazy(spec, "__dataclass_params__")),
+                        ("__dataclass_fields__", _Lazy(spec, "__dataclass_fields__"))):
+        setattr(cls, name, value)
     abc.update_abstractmethods(cls)
     return cls, spec
 
 
-def _with_slots(cls: Any, names: tuple[str, ...]) -> Any:
+def _with_slots(cls: type, names: tuple[str, ...]) -> type:
     """dataclasses' ``_add_slots`` for a class whose only base is object: a new class."""
     ns = dict(cls.__dict__)
     ns["__slots__"] = names
@@ -422,16 +424,17 @@ def _with_slots(cls: Any, names: tuple[str, ...]) -> Any:
     return cls
 
 
-def _replace_method(self: Any, /, **changes: Any) -> Any:
+def _replace_method(self: object, /, **changes: Any) -> object:
     """``__replace__`` (``copy.replace``, Python 3.13), as dataclasses adds it."""
     return replace(self, **changes)
 
 
 def _through_dataclasses(cls: Any, documented: bool, *, frozen: bool, kw_only: bool,
-                         slots: bool) -> tuple[Any, _Spec]:
-    """The class dataclasses reads (and refuses what it refuses): today's path for what
-    ``_read`` cannot be sure of."""
-    import dataclasses as dc
+                         slots: bool) -> tuple[type, _Spec]:
+    """The class dataclasses reads (and refuses what it refuses): the path for what
+    ``_read`` cannot be sure of. (``cls``: Any, any class, with the attributes dataclasses
+    gives it.)"""
+    dc = _dataclasses()
 
     for name, value in list(cls.__dict__.items()):  # this module's field(): dataclasses' own
         if isinstance(value, Field):
@@ -469,7 +472,7 @@ def _through_dataclasses(cls: Any, documented: bool, *, frozen: bool, kw_only: b
     return cls, spec
 
 
-def _from_real(real: Any, kind: str, dc: Any) -> Field:
+def _from_real(real: dataclasses.Field[object], kind: str, dc: ModuleType) -> Field:
     f = Field(MISSING if real.default is dc.MISSING else real.default,
               MISSING if real.default_factory is dc.MISSING else real.default_factory,
               real.init, real.repr, real.hash, real.compare, real.metadata,
@@ -480,11 +483,19 @@ def _from_real(real: Any, kind: str, dc: Any) -> Field:
 
 # ---- the dataclasses view, made when first read -------------------------------------------------
 
-_KINDS: dict[str, Any] = {}
+
+def _dataclasses() -> ModuleType:
+    """The dataclasses module, imported when first needed: never on the start paths."""
+    import dataclasses
+
+    return dataclasses
+
+
+_KINDS: dict[str, object] = {}
 _MAKING = RLock()
 
 
-def _kinds(dc: Any) -> dict[str, Any]:
+def _kinds(dc: ModuleType) -> dict[str, object]:
     """``Field._field_type`` of a field and of a ClassVar, as this Python's dataclasses
     marks them (read off a class it makes, rather than its private names)."""
     if not _KINDS:
@@ -505,7 +516,7 @@ class _Lazy:
         self.spec = spec
         self.name = name
 
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> object:
         _make(self.spec)
         return self.spec.cls.__dict__[self.name]
 
@@ -514,14 +525,14 @@ def _make(spec: _Spec) -> None:
     """The class's ``__dataclass_fields__`` and ``__dataclass_params__``, as
     ``dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=..., slots=...)``
     makes them, with the parameters a ``@dataclass`` with the record's arguments shows."""
-    import dataclasses as dc
+    dc = _dataclasses()
 
     cls = spec.cls
     with _MAKING:
         if not isinstance(cls.__dict__.get("__dataclass_fields__"), _Lazy):
             return  # made meanwhile
         kinds = _kinds(dc)
-        fields: dict[str, Any] = {}
+        fields: dict[str, object] = {}
         for b in cls.__mro__[-1:0:-1]:  # the bases' fields, the same objects (as dataclasses)
             base_fields = getattr(b, "__dataclass_fields__", None)
             if base_fields is not None:
@@ -530,13 +541,13 @@ def _make(spec: _Spec) -> None:
         for f in spec.own:
             real = f._real(dc)
             real.name = f.name
-            real.type = f.type
-            real._field_type = kinds[f.kind]
+            real.type = f.type  # type: ignore[assignment, unused-ignore]  # the annotation as written
+            setattr(real, "_field_type", kinds[f.kind])  # noqa: B010 (dataclasses' own, not in its stubs)
             if f.kind is _FIELD:
-                real.kw_only = f.kw_only
+                real.kw_only = f.kw_only  # type: ignore[assignment]  # a bool: MISSING was resolved
             fields[f.name] = real
         # the parameters: dataclasses' own object, from a class with nothing to read
-        empty: Any = type(cls.__name__, (), {"__doc__": "empty", "__module__": __name__})
+        empty = type(cls.__name__, (), {"__doc__": "empty", "__module__": __name__})
         params = dc.dataclass(empty, init=False, repr=False, eq=False, frozen=False, kw_only=spec.kw_only,
                               slots=spec.slots).__dataclass_params__
         params.init = params.repr = params.eq = True
@@ -555,23 +566,20 @@ def replace(obj: _T, /, **changes: Any) -> _T:
     cls = type(obj)
     spec = _spec(cls)
     if spec is None or (spec.not_init and not spec.not_init.isdisjoint(changes)):
-        import dataclasses
-
-        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+        made: _T = _dataclasses().replace(obj, **changes)
+        return made
     for name in spec.init_names:
         if name not in changes:
             changes[name] = getattr(obj, name)
     return cls(**changes)
 
 
-def field_names(class_or_instance: Any) -> tuple[str, ...]:
+def field_names(class_or_instance: object) -> tuple[str, ...]:
     """The names of ``dataclasses.fields(class_or_instance)``, in order."""
     cls = class_or_instance if isinstance(class_or_instance, type) else type(class_or_instance)
     spec = _spec(cls)
     if spec is None:
-        import dataclasses
-
-        return tuple(f.name for f in dataclasses.fields(class_or_instance))
+        return tuple(f.name for f in _dataclasses().fields(class_or_instance))
     return spec.names
 
 
@@ -585,7 +593,7 @@ class _SignatureDoc:
     to import and ``inspect.signature`` slow to run; pydantic's JSON Schema leaves such a
     docstring out), then kept in the class in this one's place."""
 
-    def __get__(self, obj: Any, owner: Any) -> str:
+    def __get__(self, obj: object, owner: type) -> str:
         import inspect
 
         try:
@@ -609,12 +617,12 @@ class _InitSignature:
 
     __slots__ = ("_cls", "_init", "_made")
 
-    def __init__(self, cls: Any, init: Callable[..., None]) -> None:
+    def __init__(self, cls: type, init: Callable[..., None]) -> None:
         self._cls = cls
         self._init = init
         self._made: inspect.Signature | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
+    def __call__(self, *args: object, **kwargs: object) -> None:
         self._init(*args, **kwargs)
 
     @property
@@ -624,12 +632,12 @@ class _InitSignature:
         return self._made
 
     @property
-    def __globals__(self) -> dict[str, Any]:
+    def __globals__(self) -> dict[str, object]:
         module = sys.modules.get(self._cls.__module__)
         return module.__dict__ if module is not None else {}
 
 
-def _set(cls: Any, name: str, fn: Any) -> None:
+def _set(cls: type, name: str, fn: Any) -> None:  # Any: a function or a class's own method
     """Add ``fn`` unless the class body defines ``name`` (as dataclasses does)."""
     if name in cls.__dict__:
         return
@@ -675,7 +683,7 @@ def _eq(values: Callable[[object], tuple[object, ...]]) -> Callable[[object, obj
     return __eq__
 
 
-def _hash(cls: Any, values: Callable[[object], tuple[object, ...]]) -> Callable[[object], int]:
+def _hash(cls: type, values: Callable[[object], tuple[object, ...]]) -> Callable[[object], int]:
     def __hash__(self: object) -> int:
         return hash(values(self))
 
@@ -684,37 +692,36 @@ def _hash(cls: Any, values: Callable[[object], tuple[object, ...]]) -> Callable[
 
 
 def _frozen_error(text: str) -> Exception:
-    from dataclasses import FrozenInstanceError
+    error: Exception = _dataclasses().FrozenInstanceError(text)
+    return error
 
-    return FrozenInstanceError(text)
 
-
-def _setattr(cls: Any, names: frozenset[str]) -> Callable[[object, str, object], None]:
+def _setattr(cls: type, names: frozenset[str]) -> Callable[[object, str, object], None]:
     def __setattr__(self: object, name: str, value: object) -> None:
         if type(self) is cls or name in names:
             raise _frozen_error(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]  # mypy: a bare type is no class
 
     return __setattr__
 
 
-def _delattr(cls: Any, names: frozenset[str]) -> Callable[[object, str], None]:
+def _delattr(cls: type, names: frozenset[str]) -> Callable[[object, str], None]:
     def __delattr__(self: object, name: str) -> None:
         if type(self) is cls or name in names:
             raise _frozen_error(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]  # mypy: a bare type is no class
 
     return __delattr__
 
 
-def _getstate(cls: Any, names: tuple[str, ...]) -> Callable[[object], list[object]]:
+def _getstate(cls: type, names: tuple[str, ...]) -> Callable[[object], list[object]]:
     def __getstate__(self: object) -> list[object]:
         return [getattr(self, name) for name in names]
 
     return __getstate__
 
 
-def _setstate(cls: Any, names: tuple[str, ...]) -> Callable[[object, list[object]], None]:
+def _setstate(cls: type, names: tuple[str, ...]) -> Callable[[object, list[object]], None]:
     def __setstate__(self: object, state: list[object]) -> None:
         for name, value in zip(names, state, strict=False):
             object.__setattr__(self, name, value)
@@ -733,7 +740,7 @@ def _plural(kind: str, names: list[str]) -> str:
     return f"missing {len(names)} required {kind} argument{'s' if len(names) > 1 else ''}: {listed}"
 
 
-def _init(cls: Any, flds: tuple[Field, ...], frozen: bool, slots: bool) -> Callable[..., None]:
+def _init(cls: type, flds: tuple[Field, ...], frozen: bool, slots: bool) -> Callable[..., None]:
     """A generic ``__init__`` for ``cls``: what its generated one does, without compiling it."""
     init_fields = [f for f in flds if f.init]
     positional = [f for f in init_fields if not f.kw_only]
@@ -757,7 +764,7 @@ def _init(cls: Any, flds: tuple[Field, ...], frozen: bool, slots: bool) -> Calla
     qual = f"{cls.__qualname__}.__init__"
     with_defaults = npos - len(required_pos)
 
-    def refuse(args: tuple[object, ...], kwargs: dict[str, Any]) -> None:
+    def refuse(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
         """The TypeError a generated __init__ raises for this call."""
         if len(args) > npos:
             took = (f"from {npos - with_defaults + 1} to {npos + 1}" if with_defaults else str(npos + 1))
@@ -784,7 +791,8 @@ def _init(cls: Any, flds: tuple[Field, ...], frozen: bool, slots: bool) -> Calla
     template = {f.name: None if f.default is missing else f.default for f in flds
                 if f.init or f.default_factory is not missing or (slots and f.default is not missing)}
     position = {name: i for i, name in enumerate(pos_names)}
-    factories = tuple((f.name, f.default_factory, position.get(f.name, npos) if f.init else -1)
+    factories = tuple((f.name, cast("Callable[[], object]", f.default_factory),
+                       position.get(f.name, npos) if f.init else -1)
                       for f in flds if f.default_factory is not missing)
     # per number of positional arguments: the required names still to come by keyword,
     # and the names already given by position
@@ -819,12 +827,12 @@ def _init(cls: Any, flds: tuple[Field, ...], frozen: bool, slots: bool) -> Calla
     return __init__
 
 
-def _signature(cls: Any, *, with_self: bool) -> inspect.Signature:
+def _signature(cls: type, *, with_self: bool) -> inspect.Signature:
     """The signature of the ``__init__`` dataclasses would generate for ``cls``."""
     import inspect
 
     P = inspect.Parameter
-    spec = cls.__record__
+    spec: _Spec = getattr(cls, "__record__")  # noqa: B009 (set by record, unknown to mypy)
     init = [f for f in spec.fields if f.kind is _FIELD and f.init]
     params = [P("self", P.POSITIONAL_OR_KEYWORD)] if with_self else []
     for f in [f for f in init if not f.kw_only] + [f for f in init if f.kw_only]:
