@@ -711,3 +711,41 @@ def test_every_record_of_the_package_shows_the_dataclass_view_of_its_body() -> N
             module = importlib.import_module(name.rsplit(".", 1)[0] if name.count(".") else name)
             assert "from dataclasses import field" in Path(module.__file__ or "").read_text(encoding="utf-8"), name
     assert sum(1 for v in ours.values() if v["fields"]) > 50
+
+
+_TYPED = '''
+from validator.values.records import field, field_names, record, replace
+
+
+@record(frozen=True)
+class C:
+    a: int
+    x: list[int] = field(default_factory=list)
+    y: int = field(init=False, default=0)
+    z: str = field(default="q", kw_only=True)
+
+
+C(1, [2], z="s")
+c: C = replace(C(1), a=2)
+names: tuple[str, ...] = field_names(C)
+C(1, y=3)  # line 16: y is not an __init__ parameter
+C("no")  # line 17: a is an int
+C()  # line 18: a is required
+C(1, [2], "s")  # line 19: z is keyword-only
+'''
+
+
+def test_mypy_checks_the_calls_of_a_record_declared_with_records_field(tmp_path: Path) -> None:
+    """``dataclass_transform`` names ``records.field``: mypy synthesises ``__init__`` from
+    the fields as it does for a @dataclass (init=False, kw_only, defaults, types)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("mypy")
+    (tmp_path / "typed.py").write_text(_TYPED, encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"),
+                        "--follow-imports", "silent", "typed.py"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "MYPYPATH": str(ROOT)}, timeout=300, check=False)
+    lines = sorted({int(m.group(1)) for m in re.finditer(r"^typed\.py:(\d+): error", r.stdout, re.M)})
+    assert lines == [16, 17, 18, 19], r.stdout + r.stderr
