@@ -128,6 +128,7 @@ def record(cls=None, /, *, frozen=False, kw_only=False, slots=False):
         return dataclasses.dataclass(c, frozen=frozen, kw_only=kw_only, slots=slots)
     return wrap if cls is None else wrap(cls)
 records.record = record  # before any module declares its classes
+records.field = dataclasses.field  # and their fields with dataclasses' own field()
 from validator.entry import main
 main(sys.argv[1:])
 """

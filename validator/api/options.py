@@ -16,7 +16,6 @@ here as well.
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,7 @@ from validator.api.report_options import KNOWN_TOOLS as KNOWN_TOOLS
 from validator.api.report_options import OptionsError as OptionsError
 from validator.api.report_options import ReportOptions
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
-from validator.values.records import record
+from validator.values.records import field, record
 
 if TYPE_CHECKING:
     # re-exported (mypy sees the classes; at run time __getattr__ below loads them)

@@ -11,11 +11,10 @@ to stderr, in order, before the report.
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validator.values.records import record
+from validator.values.records import field, record
 
 if TYPE_CHECKING:  # not imported at run time: start-up
     from validator.facts.document import Document

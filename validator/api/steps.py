@@ -9,7 +9,6 @@ finding). Moved from ``validator/cli/common.py``, which re-exports them.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from validator import __version__
 from validator.clock import now_utc
 from validator.errors import SpecCheckError
-from validator.values.records import record
+from validator.values.records import record, replace
 
 if TYPE_CHECKING:  # not imported at run time: start-up
     from validator.api.report_options import ReportOptions
@@ -207,7 +206,7 @@ def with_endpoints(built: Built, urls: tuple[str, ...], origin: str) -> Built:
     if current is None or not urls:
         return built
     merged = list(dict.fromkeys([*(current.value or []), *urls]))
-    params["scrape_endpoints"] = dataclasses.replace(
+    params["scrape_endpoints"] = replace(
         current, value=merged, text=", ".join(merged),
         origin=origin if not current.value else f"{current.origin} + {origin}")
-    return Built(dataclasses.replace(built.ctx, params=params), built.pack)
+    return Built(replace(built.ctx, params=params), built.pack)

@@ -11,12 +11,11 @@ not ``options.py``, which loads it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 
 from validator.api.report_options import DEFAULT_TOOLS, ReportOptions
 from validator.io.scrape_defaults import SCRAPE_INTERVAL_S
-from validator.values.records import record
+from validator.values.records import field, record
 
 
 @record(frozen=True)

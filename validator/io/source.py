@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from validator.values.records import record
+from validator.values.records import field, record
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -22,10 +22,9 @@ alike. Anything else is an undecidable condition.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import field
 from typing import TYPE_CHECKING
 
-from validator.values.records import record
+from validator.values.records import field, record
 
 if TYPE_CHECKING:  # types only: shell.py imports this module
     from validator.jobs.shell import Vars, Word

@@ -25,10 +25,9 @@ catalogue name (``llm-foundry`` for ``llmfoundry``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import field
 from typing import overload
 
-from validator.values.records import record
+from validator.values.records import field, record
 
 
 @record(frozen=True)

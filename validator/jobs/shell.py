@@ -20,11 +20,10 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from dataclasses import field
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
-from validator.values.records import record
+from validator.values.records import field, record
 
 _ASSIGN = re.compile(
     r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S

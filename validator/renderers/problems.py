@@ -14,11 +14,10 @@ subject, its item an item count) is one finding here like any other.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import field
 
 from validator.renderers import coverage as cov
 from validator.report.model import Finding, Level, Report, Status
-from validator.values.records import record
+from validator.values.records import field, record
 
 PROBLEM = (Status.FAIL, Status.ERROR, Status.WARN)
 

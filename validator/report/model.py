@@ -19,13 +19,12 @@ import enum
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import field, fields, replace
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from validator.rules.rulemodel import Level as Level  # re-exported: renderers take the Report and its enums alone
 from validator.rules.rulemodel import Scope as Scope
-from validator.values.records import record
+from validator.values.records import field, field_names, record, replace
 from validator.versions import RESULT_SCHEMA as RESULT_SCHEMA  # re-exported; defined in one place
 
 MAX_SOURCE_TEXT = 200  # characters of a source line a finding carries
@@ -334,7 +333,7 @@ class Finding:
 FOLDED_KEYS = ("subjects", "verdicts", "names", "range", "values", "more")
 FOLDED_VALUES = 10
 
-_FINDING_FIELDS = tuple(f.name for f in fields(Finding))
+_FINDING_FIELDS = field_names(Finding)
 # each field's slot setter, in field order (Finding.__init__ relies on this order)
 _FINDING_SLOTS: tuple[Any, ...] = tuple(Finding.__dict__[name].__set__ for name in _FINDING_FIELDS)
 
@@ -495,7 +494,7 @@ def _flat_dict(record: Any) -> dict[str, Any]:
     cls = type(record)
     names = _FIELD_NAMES.get(cls)
     if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(record))
+        names = _FIELD_NAMES[cls] = field_names(record)
     return {name: getattr(record, name) for name in names}
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from datetime import date, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 from validator.clock import today_utc
 from validator.errors import RuleFileError
 from validator.report.model import Finding, Report, Status
-from validator.values.records import record
+from validator.values.records import record, replace
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue

@@ -19,16 +19,15 @@ f-strings and ``json.dumps`` give ``"node"``, so every output reads as before.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import math
 import re
-from dataclasses import field as dc_field
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from validator.errors import UnknownRuleError
-from validator.values.records import record
+from validator.values.records import field as dc_field
+from validator.values.records import record, replace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,6 +135,8 @@ def plain(obj: Any, mode: str = "python") -> Any:
     copied, enums as their values; ``mode="json"`` also turns what JSON lacks into what
     pydantic made of it (dates as ISO text, NaN and infinities as null, tuples and sets
     as lists)."""
+    import dataclasses  # here: off the start path (the pack digest, ``spec show``)
+
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: plain(getattr(obj, f.name), mode) for f in dataclasses.fields(obj)}
     if isinstance(obj, _StrEnum):
@@ -164,7 +165,7 @@ class _Dumps:
         return plain(self, mode)  # type: ignore[no-any-return, unused-ignore]
 
     def model_copy(self, update: dict[str, Any] | None = None) -> Any:
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+        return replace(self, **(update or {}))
 
 
 def _enum(obj: Any, name: str, kind: type[_StrEnum], optional: bool = False) -> None:

@@ -28,12 +28,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import field
 from typing import TypeAlias
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.io.netfetch import DEFAULT_CAP, fetch
-from validator.values.records import record
+from validator.values.records import field, record
 
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 

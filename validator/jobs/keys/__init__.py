@@ -15,12 +15,11 @@ the chosen precision. Catalogues are loaded on first use (lint start-up stays fa
 from __future__ import annotations
 
 import json
-from dataclasses import field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validator.values.records import record
+from validator.values.records import field, record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
