@@ -17,7 +17,6 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
@@ -27,7 +26,7 @@ from validator.api.outcome import exit_code as exit_code  # re-exported: health 
 from validator.api.steps import apply_baseline, older_note
 from validator.errors import SpecCheckError
 from validator.io.atomic import open_atomic
-from validator.values.records import record
+from validator.values.records import field, record
 
 if TYPE_CHECKING:
     from validator.renderers import Names
