@@ -152,11 +152,14 @@ def _run(code: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
     ["--facts", str(FACTS), "-o", "out/none/r.json"],
     ["--facts", str(FACTS), "--spec-version", "9.9"],
     ["--facts", str(FACTS), "--rules-version", "0.1"],
-], ids=lambda a: " ".join(Path(x).name if "/" in x else x for x in a) or "live")
+    ["--facts", str(FACTS), "--dcgm-diag", "1" * 4301],  # int() refuses it: click's usage error, not a crash
+    ["--facts", str(FACTS), "--dcgm-diag", "0000000001"],
+], ids=lambda a: " ".join(Path(x).name if "/" in x else x[:12] for x in a) or "live")
 def test_a_run_ends_the_same_on_both_paths(tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "bad.yaml").write_text("a: [1,\n")
-    assert parse_check(args) is not None  # this list is one the quick path takes
-    assert _run(_QUICK, args, tmp_path) == _run(_CLICK, args, tmp_path)
+    quick = _run(_QUICK, args, tmp_path)
+    assert quick == _run(_CLICK, args, tmp_path)
+    assert quick[0] in (0, 1, 2) and "Traceback" not in quick[2]
 
 
 def test_the_report_file_written_is_the_same(tmp_path: Path) -> None:
@@ -238,3 +241,41 @@ def test_a_quick_check_loads_no_click(tmp_path: Path, args: list[str]) -> None:
     seen = run_probe(tmp_path, _PROBE, *args)
     expected = [] if sys.platform.startswith("linux") else seen["loaded"]
     assert seen["loaded"] == expected
+
+
+def test_an_interrupt_while_the_arguments_are_read_ends_the_same(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    """A Slurm SIGTERM while a path is looked at (a hung NFS mount): click's blank line,
+    then the one-line error, on both paths."""
+    from validator.cli import main
+    from validator.cli.group import cli
+    from validator.cli.run import run_cli
+
+    hang = tmp_path / "hang"
+    hang.mkdir()
+    real_stat = os.stat
+
+    def stat(path: Any, *a: Any, **k: Any) -> os.stat_result:
+        if os.fspath(path) == str(hang):
+            raise KeyboardInterrupt
+        return real_stat(path, *a, **k)
+
+    monkeypatch.setattr(os, "stat", stat)
+    ended = []
+    for run in (lambda: main(["check", "--facts", str(FACTS), "--rules", str(hang)]),
+                lambda: run_cli(cli, ["check", "--facts", str(FACTS), "--rules", str(hang)])):
+        with pytest.raises(SystemExit) as exc:
+            run()
+        ended.append((exc.value.code, *capsys.readouterr()))
+    assert ended[0] == ended[1] == (2, "", "\nspec-check: error: interrupted\n")
+
+
+def test_an_in_process_caller_s_paths_are_left_to_click(capsys: pytest.CaptureFixture[str]) -> None:
+    """``validator.cli.main`` called with a Path (its type says str): click takes it, as before."""
+    from validator.cli import main
+
+    assert parse_check(["--facts", FACTS]) is None  # type: ignore[list-item]
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--facts", FACTS, "--format", "json"])  # type: ignore[list-item]
+    assert exc.value.code == 1 and '"command": "check"' in capsys.readouterr().out

@@ -76,7 +76,8 @@ def _format(value: str) -> str:
 
 def _int_range(low: int, high: int) -> Callable[[str], int]:
     def convert(value: str) -> int:
-        if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:
+        # a few digits: int() refuses over 4,300, and click says so as a usage error
+        if not (value.isascii() and value.isdigit() and len(value) <= 9) or not low <= int(value) <= high:
             raise _Unsure
         return int(value)
 
@@ -151,6 +152,8 @@ def parse_check(args: list[str]) -> CheckParams | None:
     ``None`` where click is to read them (see the module's docstring)."""
     if os.environ.get("_SPEC_CHECK_COMPLETE"):  # click's shell completion
         return None
+    if not all(isinstance(arg, str) for arg in args):  # an in-process caller's Path or number: click's
+        return None
     params = _defaults()
     many: dict[str, list[object]] = {}
     given: set[str] = set()
@@ -189,16 +192,17 @@ def parse_check(args: list[str]) -> CheckParams | None:
 def check_quickly(args: list[str]) -> None:
     """Run ``spec-check check`` (``args[0]``) when ``parse_check`` reads its arguments: it
     then exits. Returns only when click is to read them."""
-    params = parse_check(args[1:])
-    if params is None:
-        return
     from validator.cli.run import run_quick
 
-    def body() -> None:
-        # imported inside, as click imports a verb's module inside its main: an interrupt
-        # during the imports ends the run as one during the check does
+    def body() -> bool:
+        # read and imported inside, as click reads the arguments and imports a verb's module
+        # inside its main: an interrupt there (a stat of a hung NFS path, a Slurm SIGTERM)
+        # ends the run as one during the check does
+        params = parse_check(args[1:])
+        if params is None:
+            return False
         from validator.cli.checking import run_check
 
         run_check(params)
 
-    run_quick(body, args, "spec-check check")
+    run_quick(body, args, "spec-check check")  # exits, unless click is to read the arguments
