@@ -9,6 +9,9 @@ user's Ctrl-C often lands during start-up):
   code for a run that could not be done (not 143). ``cluster`` installs its own handlers
   while it gathers, to kill its children and still write a partial result.
 * Ctrl-C (SIGINT) during the imports is the same one line, never a traceback.
+* A signal that lands in the weakref callback the import system runs as it releases a
+  module lock is delivered a millisecond later, outside it (SIGALRM): raised inside it, the
+  interrupt is "ignored" (the interpreter prints its traceback) and the run goes on.
 
 The cyclic garbage collector runs a young collection every 10,000 new objects instead of
 700: a run allocates its modules, classes and rule pack, which live to the end, and
@@ -26,10 +29,56 @@ from typing import Any
 last_signal = ""  # the signal that ended the run ("" for Ctrl-C), for its one-line message
 
 
-def _interrupted(signum: int, _frame: Any) -> None:
+def _interrupted(signum: int, frame: Any) -> None:
     global last_signal
+    if _in_lock_callback(frame) and _later(signum):
+        return
     last_signal = signal.Signals(signum).name
     raise KeyboardInterrupt(last_signal)
+
+
+def _ctrl_c(signum: int, frame: Any) -> None:
+    """Python's own SIGINT handler (a bare KeyboardInterrupt), but never inside the import
+    system's lock callback."""
+    if _in_lock_callback(frame) and _later(signum):
+        return
+    raise KeyboardInterrupt
+
+
+def _in_lock_callback(frame: Any) -> bool:
+    """Whether the signal landed in the weakref callback importlib runs when a module lock
+    is released during an import (or in what it calls): an exception raised there is not
+    the run's, the interpreter prints it as "Exception ignored in ... Traceback" and the
+    run goes on."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "cb" and code.co_filename == "<frozen importlib._bootstrap>":
+            return True
+        frame = frame.f_back
+    return False
+
+
+_pending = 0  # a signal held back from the lock callback, delivered by the timer below
+
+
+def _later(signum: int) -> bool:
+    """The signal again a millisecond later, by then outside the callback (a few
+    instructions); False where there is no interval timer (Windows): raised at once."""
+    global _pending
+    if not hasattr(signal, "setitimer"):
+        return False
+    _pending = signum
+    signal.signal(signal.SIGALRM, _deliver)
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+    return True
+
+
+def _deliver(_signum: int, frame: Any) -> None:
+    if _in_lock_callback(frame):
+        signal.setitimer(signal.ITIMER_REAL, 0.001)
+        return
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    (_ctrl_c if _pending == signal.SIGINT else _interrupted)(_pending, frame)
 
 
 def _quit(why: str) -> None:
@@ -48,6 +97,8 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _interrupted)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not a caller's own
+            signal.signal(signal.SIGINT, _ctrl_c)
         from validator.cli import main as cli_main
     except KeyboardInterrupt as exc:
         _quit(str(exc))
