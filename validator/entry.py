@@ -24,12 +24,15 @@ from __future__ import annotations
 import gc
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 last_signal = ""  # the signal that ended the run ("" for Ctrl-C), for its one-line message
 
 
-def _interrupted(signum: int, frame: Any) -> None:
+def _interrupted(signum: int, frame: FrameType | None) -> None:
     global last_signal
     if _in_lock_callback(frame) and _later(signum):
         return
@@ -37,7 +40,7 @@ def _interrupted(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(last_signal)
 
 
-def _ctrl_c(signum: int, frame: Any) -> None:
+def _ctrl_c(signum: int, frame: FrameType | None) -> None:
     """Python's own SIGINT handler (a bare KeyboardInterrupt), but never inside the import
     system's lock callback."""
     if _in_lock_callback(frame) and _later(signum):
@@ -45,7 +48,7 @@ def _ctrl_c(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _in_lock_callback(frame: Any) -> bool:
+def _in_lock_callback(frame: FrameType | None) -> bool:
     """Whether the signal landed in the weakref callback importlib runs when a module lock
     is released during an import (or in what it calls): an exception raised there is not
     the run's, the interpreter prints it as "Exception ignored in ... Traceback" and the
@@ -73,7 +76,7 @@ def _later(signum: int) -> bool:
     return True
 
 
-def _deliver(_signum: int, frame: Any) -> None:
+def _deliver(_signum: int, frame: FrameType | None) -> None:
     if _in_lock_callback(frame):
         signal.setitimer(signal.ITIMER_REAL, 0.001)
         return
