@@ -2,7 +2,7 @@
 
 What a verb does with them once parsed (``RunOptions``, ``call``, rendering, the exit) is
 validator/cli/finish.py's, which does not import click; it is re-exported here, with
-``build``, ``evaluate_documents``, ``exit_code`` and friends from the API, for the verbs
+``build``, ``evaluate_documents`` and friends from the API, for the verbs
 and tests that import them from here.
 """
 
@@ -21,8 +21,6 @@ from validator.api.steps import evaluate_documents as evaluate_documents
 from validator.api.steps import unique_subjects as unique_subjects
 from validator.cli.finish import RunOptions as RunOptions
 from validator.cli.finish import call as call
-from validator.cli.finish import exit_code as exit_code  # re-exported: health exits with it
-from validator.cli.finish import finish as finish
 from validator.cli.finish import finish_outcome as finish_outcome
 from validator.cli.finish import format_names
 from validator.cli.finish import note_older as note_older
@@ -30,7 +28,6 @@ from validator.cli.finish import render as render
 from validator.cli.finish import render_options as render_options
 from validator.cli.finish import run_options as run_options
 from validator.cli.finish import say_and_render as say_and_render
-from validator.cli.finish import with_baseline as with_baseline
 from validator.clock import now_utc as now_utc  # re-exported: verbs stamp facts and results with it
 from validator.io.atomic import write_atomic as write_atomic  # re-exported: report and sign write through it
 

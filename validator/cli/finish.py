@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 from validator.api.options import DEFAULT_SPEC_VERSION, OptionsError, ReportOptions
 from validator.api.outcome import Outcome
-from validator.api.outcome import exit_code as exit_code  # re-exported: health exits with it
-from validator.api.steps import apply_baseline, older_note
+from validator.api.steps import older_note
 from validator.errors import SpecCheckError
 from validator.io.atomic import open_atomic
 from validator.values.records import field, record
@@ -75,15 +74,6 @@ def format_names() -> Names:
     from validator.renderers import Names
 
     return Names()
-
-
-def with_baseline(report: Report, opts: RunOptions) -> Report:
-    """The report with the problems of ``--baseline`` marked known (validator/report/baseline.py),
-    and one stderr line saying how many were known and how many are new."""
-    report, line = apply_baseline(report, opts.extra.get("baseline"))
-    if line:
-        say(line)
-    return report
 
 
 def run_options(kwargs: dict[str, Any]) -> RunOptions:  # Any: the options as click parsed them
@@ -180,10 +170,3 @@ def finish_outcome(outcome: Outcome, opts: RunOptions) -> NoReturn:
     """Say, render, write, and exit with the outcome's code (the contract's)."""
     say_and_render(outcome, opts)
     sys.exit(outcome.exit_code)
-
-
-def finish(report: Report, opts: RunOptions) -> NoReturn:
-    """Render, write, and exit with the contract's code."""
-    report = with_baseline(report, opts)
-    render(report, opts.format, opts.output, **render_options(opts))
-    sys.exit(exit_code(report, opts.fail_on))

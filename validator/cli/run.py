@@ -35,13 +35,13 @@ def _interrupted() -> str:
 
 
 def fail(message: str) -> NoReturn:
-    from validator.renderers.escape import text
-
     # the contract: one line, whatever the parser said; a file name's control characters
     # or undecodable bytes are shown as escapes, never sent to the terminal
-    one_line = text(" ".join(message.split()))
     import click
 
+    from validator.renderers.escape import text
+
+    one_line = text(" ".join(message.split()))
     click.echo(f"spec-check: error: {one_line}", err=True)
     sys.exit(2)
 
@@ -54,9 +54,7 @@ _WRITE_ERRNOS = frozenset({"EPIPE", "ENOSPC", "EIO", "EDQUOT", "EFBIG", "EBADF",
 def _stdout_failed(exc: OSError) -> NoReturn:
     """A write to standard output failed: one line on stderr, exit 2; stdout is pointed at
     /dev/null so that the interpreter's own flush at exit does not print a traceback."""
-    import errno as errno_names
-
-    reason = exc.strerror or errno_names.errorcode.get(exc.errno or 0, str(exc))
+    reason = exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
     _quiet_stdout()
     fail(f"cannot write to standard output: {reason}")
 
@@ -71,9 +69,7 @@ def _quiet_stdout() -> None:
 
 
 def _is_write_error(exc: OSError) -> bool:
-    import errno as errno_names
-
-    return exc.filename is None and errno_names.errorcode.get(exc.errno or 0, "") in _WRITE_ERRNOS
+    return exc.filename is None and errno.errorcode.get(exc.errno or 0, "") in _WRITE_ERRNOS
 
 
 def run_cli(group: click.Group, argv: list[str]) -> Any:  # Any: what click's Group.main returns
@@ -167,7 +163,7 @@ def _failed(exc: Exception, argv: list[str], command_path: str) -> NoReturn:
         if verb and verb != "spec-check":
             message = f"{verb.removeprefix('spec-check ')}: {message} (see `{verb} --help`)"
         fail(message)
-    if isinstance(exc, BrokenPipeError):  # the reader went away: quietly, as cli.common.render does (docs/reports.md)
+    if isinstance(exc, BrokenPipeError):  # the reader went away: quietly, as cli.finish.render does (docs/reports.md)
         _quiet_stdout()
         sys.exit(2)
     if isinstance(exc, OSError) and _is_write_error(exc):
