@@ -193,6 +193,8 @@ TOOLS = {
                                                           "the checkout the same way (pip install DIR)",
     'pip install "training-spec-check @ git+https://github.com/spec-check/spec-check@':
         "the network: tests/ship/test_github.py checks the commit is one of this repository's",
+    "git checkout ": "the release commit, fetched from the network: tests/test_release_pins.py checks it is in this "
+                     "history and is CHANGELOG's newest release",
     "install -m 0755 deploy/slurm/spec-check-health": "writes /usr/local/sbin: tests/test_first_hour.py runs "
                                                       "the wrapper from the checkout",
     "python scripts/calibrate.py": "tests/test_calibration.py checks the table calibrate.py writes",
@@ -233,6 +235,7 @@ def test_every_allowed_command_is_still_in_a_doc() -> None:
 
 RUN_HERE: dict[str, int | None] = {
     "spec-check check --facts tests/fixtures/facts/dgx_h100_port_200g.json": 1,
+    "spec-check check --facts tests/fixtures/facts/recorded_vm_2cpu.json": 1,
     "spec-check spec sample-profile": 0,
     "spec-check sign fleet.json --key provider.key -o fleet.signed.json": None,  # below, on a replayed fleet
 }
