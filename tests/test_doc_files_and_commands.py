@@ -34,7 +34,9 @@ CAPS = re.compile(r"`?\b([A-Z][A-Z_-]+\.md)\b")
 PLACEHOLDER = re.compile(r"[*<>{}]|(^|/)[A-Z][A-Z_0-9]*(\.|/|$)|X\.Y")
 
 # docs whose every sh block a test runs as written
-EXECUTED = {"docs/first-conformant-job.md": "tests/test_guides.py"}
+EXECUTED = {"docs/first-conformant-job.md": "tests/test_guides.py",
+            # the cut, on a clone (all but the network and the whole suite)
+            "docs/release.md": "tests/test_release_pins.py"}
 
 # commands that need what this machine does not have; each is exercised in its parts by
 # the test named (the verb and options, on fixtures or fakes) but not as written
