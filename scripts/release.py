@@ -47,11 +47,12 @@ COMMIT_PINS = (
     re.compile(r"^\s*rev: " + SHA, re.M),                   # the pre-commit example
     re.compile(r"\bgit (?:-C \S+ )?checkout " + SHA),       # building the image of a release
 )
-# An image pin: the value is the version of the release whose image it names.
-IMAGE_PINS = (
+# A version pin: the release's version, as an image tag or in words.
+VERSION_PINS = (
     re.compile(r"registry\.example\.com[/#]spec-check:" + VERSION),
     re.compile(r"/spec-check-" + VERSION + r"\.sqsh\b"),
     re.compile(r'app\.kubernetes\.io/version: "' + VERSION + '"'),
+    re.compile(r"The newest release is \*\*" + VERSION + r"\*\*"),       # docs/release.md
 )
 # Lines that state the version of the checkout they are in (a build from this tree).
 CHECKOUT_VERSION = (
@@ -74,7 +75,7 @@ class ReleaseError(Exception):
 class Pin:
     path: str  # relative to the repository root
     line: int
-    kind: str  # "commit" or "image"
+    kind: str  # "commit" or "version"
     value: str  # the SHA or the version
 
     def __str__(self) -> str:
@@ -103,7 +104,7 @@ def find_pins(root: Path = ROOT) -> list[Pin]:
     for path in pin_files(root):
         text = path.read_text(encoding="utf-8")
         rel = path.relative_to(root).as_posix()
-        for kind, patterns in (("commit", COMMIT_PINS), ("image", IMAGE_PINS)):
+        for kind, patterns in (("commit", COMMIT_PINS), ("version", VERSION_PINS)):
             for pattern in patterns:
                 pins += [Pin(rel, _line(text, m.start("value")), kind, m.group("value"))
                          for m in pattern.finditer(text)]
@@ -227,7 +228,7 @@ def _record_shapes(root: Path) -> list[str]:
         raise ReleaseError(f"python -m validator.versions: {r.stderr.strip()[-300:]}")
     path = root / "validator" / "versions.py"
     text = path.read_text(encoding="utf-8")
-    start = text.index("RELEASED_SHAPES")
+    start = re.search(r"^RELEASED_SHAPES\b", text, re.M).start()  # type: ignore[union-attr]
     end = text.index("\n}\n", start)
     listed = text[start:end]
     new = [line for line in r.stdout.splitlines()
@@ -272,7 +273,7 @@ def pin(commit: str, root: Path = ROOT) -> list[str]:
     changed = []
     for path in pin_files(root):
         text = path.read_text(encoding="utf-8")
-        new = _sub_all(_sub_all(text, COMMIT_PINS, sha), IMAGE_PINS, version)
+        new = _sub_all(_sub_all(text, COMMIT_PINS, sha), VERSION_PINS, version)
         if new != text:
             path.write_text(new, encoding="utf-8")
             changed.append(path.relative_to(root).as_posix())

@@ -46,7 +46,7 @@ def test_the_pins_are_where_users_install_from() -> None:
     pins = release.find_pins()
     where = {(p.path, p.kind) for p in pins}
     assert {("README.md", "commit"), ("docs/ci.md", "commit"), ("action.yml", "commit"),
-            ("docs/release.md", "commit"), ("docs/deploy.md", "commit"), ("docs/deploy.md", "image")} <= where
+            ("docs/release.md", "commit"), ("docs/deploy.md", "commit"), ("docs/deploy.md", "version"), ("docs/release.md", "version")} <= where
     manifests = {p.path for p in pins if p.path.startswith("deploy/kubernetes/")}
     assert manifests == {p.relative_to(ROOT).as_posix() for p in (ROOT / "deploy" / "kubernetes").glob("*.yaml")
                          if "registry.example.com/spec-check:" in p.read_text(encoding="utf-8")}
@@ -105,7 +105,7 @@ def test_the_pin_check_can_fail(tmp_path: Path) -> None:
     problems = release.lagging_pins(repo)
     assert any(p.startswith(f"docs/deploy.md:1: commit {other}: is version ? (commit {other} is not in this") for p in
                problems), problems
-    assert "docs/deploy.md:2: image 0.2.0: is version 0.2.0, not the newest release 0.1.0 (CHANGELOG.md)" in problems
+    assert "docs/deploy.md:2: version 0.2.0: is version 0.2.0, not the newest release 0.1.0 (CHANGELOG.md)" in problems
     assert any(p.startswith(f"docs/deploy.md:3: {sha}: a full SHA that no install pattern reads") for p in problems)
 
 
@@ -166,7 +166,10 @@ def test_the_cut_as_docs_release_md_gives_it(tmp_path: Path) -> None:
     assert release.current_version(clone) == nxt and release.releases(clone)[0] == version
     pinned = {p.value for p in release.find_pins(clone) if p.kind == "commit"}
     assert pinned == {_git(clone, "rev-parse", f"v{version}^{{commit}}")}
-    assert {p.value for p in release.find_pins(clone) if p.kind == "image"} == {version}
+    assert {p.value for p in release.find_pins(clone) if p.kind == "version"} == {version}
+    assert f'("{version}", "sha256:' in (clone / "validator" / "versions.py").read_text()  # RELEASED_SHAPES
+    r = subprocess.run([sys.executable, "scripts/doc_outputs.py", "--check"], cwd=clone, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:]
 
 
 # lines of the procedure this test does not run: the network, and the whole suite
