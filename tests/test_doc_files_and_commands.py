@@ -195,6 +195,11 @@ TOOLS = {
                                                           "the checkout the same way (pip install DIR)",
     'pip install "training-spec-check @ git+https://github.com/spec-check/spec-check@':
         "the network: tests/ship/test_github.py checks the commit is one of this repository's",
+    'eval "$(_SPEC_CHECK_COMPLETE=': "tests/test_help_examples.py sources the bash line in a real bash; the zsh "
+                                      "and fish scripts are checked as printed",
+    "_SPEC_CHECK_COMPLETE=": "tests/test_help_examples.py runs spec-check with each _SPEC_CHECK_COMPLETE value",
+    "echo '. ~/.spec-check-complete.bash' >> ~/.bashrc": "a user's ~/.bashrc: tests/test_help_examples.py sources "
+                                                         "the completion script in bash",
     "git checkout ": "the release commit, fetched from the network: tests/test_release_pins.py checks it is in this "
                      "history and is CHANGELOG's newest release",
     "install -m 0755 deploy/slurm/spec-check-health": "writes /usr/local/sbin: tests/test_first_hour.py runs "
