@@ -242,11 +242,19 @@ def _not_gathered(what: str) -> str:
     return f"{what} was not gathered (not in the facts document: re-record it with this version)"
 
 
+def _replayed(f: Fact) -> str:
+    """The skip of a rule on a fact only the live node gives (``live_only``), read from a
+    recording: not applicable here, and why."""
+    return f"replayed facts: {f['error']}"
+
+
 def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
                info: FactInfo | None = None) -> _Resolved:
     if f is None:
         raise _Undecided(Status.ERROR, _not_gathered(what))
     if "error" in f:
+        if f.get("live_only"):
+            raise _Undecided(Status.SKIP, _replayed(f), f.get("source"))
         raise _Undecided(Status.ERROR, f"{info.label if info is not None else what} could not be read: {f['error']}",
                          f.get("source"))
     own = f.get("unit")
@@ -508,6 +516,8 @@ class Builder:
                 what = f"{self.rule.field} of {item}" if item else self.rule.fact
                 raise _Undecided(Status.ERROR, _not_gathered(what))
             if "error" in fact:
+                if fact.get("live_only"):
+                    raise _Undecided(Status.SKIP, _replayed(fact), fact.get("source"))
                 raise _Undecided(Status.ERROR, f"could not be read: {fact['error']}", fact.get("source"))
             unit = _unit(fact, info)
             actual = _actual(fact, info, self.rule.field or self.rule.fact)
@@ -662,6 +672,9 @@ def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Fi
         out.append(b.make(u.status, b.static_expected(), u.reason, source=u.source))
         return
     fact = facts.get(name)
+    if fact is not None and "error" in fact and fact.get("live_only"):
+        out.append(b.make(Status.SKIP, b.static_expected(), _replayed(fact), fact=fact))
+        return
     if fact is not None and "error" in fact:
         # the fact's own reason ("cannot list .../ports"), not a complaint about its shape
         out.append(b.make(Status.ERROR, b.static_expected(),
