@@ -176,11 +176,11 @@ def _tools(raw: str | None) -> tuple[str, ...]:
 @click.option(
     "--facts",
     "facts_path",
-    type=click.Path(path_type=Path, exists=True),
+    type=click.Path(path_type=Path),  # a missing path is refused as check and lint --nodes refuse it
     multiple=True,
     metavar="FILE|DIR",
-    help="Evaluate saved facts instead of probing (repeatable): a --save-facts directory, "
-    "node facts files (one per host) and/or a cluster facts file.",
+    help="Evaluate saved facts instead of probing: node facts files (one per host; several after one "
+    "--facts, so a shell glob works), a folder of them (a --save-facts directory) and/or a cluster facts file.",
 )
 @click.option(
     "--passes",

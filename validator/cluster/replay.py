@@ -70,8 +70,10 @@ def facts_files(paths: tuple[Path, ...]) -> FactsFiles:
         if path.is_dir():
             names = sorted(p.name for p in path.iterdir() if p.suffix == ".json")
             if not names:
-                raise SpecCheckError("no *.json facts files in this directory", file=str(path))
+                raise SpecCheckError("no *.json node facts in this directory (--facts)", file=str(path))
             files.add(path, names)
+        elif not path.exists():
+            raise SpecCheckError("no such file or directory (--facts)", file=str(path))
         else:
             files.add(path.parent, [path.name])
     return files

@@ -13,13 +13,14 @@ Three inputs, each read by the readers the rest of spec-check uses:
   for those hosts, and the checks that need it say so (an ``error`` finding), never pass.
   A result of another spec version is refused: its verdicts answer another spec.
 
-Hosts are named by their subject name, as ``cluster --facts`` names them; two documents
-of one host are refused.
+Hosts are named as ``cluster --facts`` names them: by their subject name, or by file name
+where documents share one; two files of one name for one host are refused.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,8 +95,8 @@ def _result_nodes(doc: dict[str, JSONValue], path: Path, spec_version: str) -> l
         elif rule == "NET-03.no-nvlink" and f.get("item") and f.get("value") is not None:
             nvlinks[host][f["item"]] = {"nvlink_count": value(f["value"], source=src)}
     out = []
-    unknown_note = ("a cluster result holds verdicts, not facts: {} is not in it "
-                    "(pass the node facts, `spec-check cluster --save-facts DIR`)")
+    unknown_note = ("a cluster result holds verdicts, not facts: {} is not in it (pass the node facts instead: "
+                    "`spec-check probe -o FILE` files, or the folder `spec-check cluster --save-facts DIR` wrote)")
     for h in hosts:
         facts: dict[str, JSONValue] = {}
         unknown: dict[str, str] = {}
@@ -185,13 +186,21 @@ def read_nodes(paths: Sequence[Path], spec_version: str) -> list[Node]:
     if not nodes:
         raise SpecCheckError("no node facts in it, only a cluster document (--nodes)",
                              file=str(paths[0]) if paths else None)
+    # hosts named as `cluster --facts` names them: the subject name, or the file's name where
+    # node documents share one (synthesized or copied recordings); a file given twice is one
+    from validator.cluster.replay import host_names
+
+    once = list({(n.host, os.path.realpath(n.file)): n for n in nodes}.values())
+    facts = [n for n in once if n.origin == "facts"]
+    for n, name in zip(facts, host_names([n.host for n in facts], [Path(n.file) for n in facts]), strict=True):
+        n.host = name
     seen: dict[str, str] = {}
-    for n in nodes:
-        if n.host in seen and seen[n.host] != n.file:
-            raise SpecCheckError(f'two node facts documents for host "{n.host}" (the other: {seen[n.host]})',
-                                 file=n.file)
-        seen.setdefault(n.host, n.file)
-    return sorted({n.host: n for n in nodes}.values(), key=lambda n: n.host)
+    for n in once:
+        if n.host in seen:
+            raise SpecCheckError(f'two node facts documents for host "{n.host}" (the other: {seen[n.host]}); '
+                                 "rename one of the files", file=n.file)
+        seen[n.host] = n.file
+    return sorted(once, key=lambda n: n.host)
 
 
 def hostlist(names: Iterable[str]) -> str:
