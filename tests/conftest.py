@@ -25,3 +25,17 @@ def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files")
+
+
+# Fixtures that start one machine-wide service for the session: under pytest-xdist every test
+# that uses one runs on the same worker (`--dist loadgroup`), so the service starts once, not
+# once per worker, and two workers never race for its ports, namespaces or state.
+SERVICE_GROUPS = {"local_slurm": "slurm", "netns_slurm": "netns-slurm"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, group in SERVICE_GROUPS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
