@@ -38,6 +38,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
          "probe 16 hosts over SSH and measure pairwise bandwidth and latency"),
         ("spec-check cluster --facts facts/ --format json -o fleet.json",
          "judge saved facts, one file per host (`probe -o` or `--save-facts`)"),
+        ("spec-check cluster --facts facts/ --format json -o kept.json --keep-facts",
+         "keep the facts judged beside the result (kept.facts/), for `lint JOB --nodes kept.json`"),
     ),
     "report": (
         ("spec-check report fleet.json --format html -o fleet.html", "a self-contained HTML report of a result"),

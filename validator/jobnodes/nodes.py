@@ -7,7 +7,9 @@ Three inputs, each read by the readers the rest of spec-check uses:
 * a folder of them (``cluster --save-facts``, or files gathered by hand): every ``*.json``
   in it, by name; the folder's ``cluster.json`` (a cluster document derived from the
   node documents beside it) adds no node and is passed over;
-* a ``spec-check cluster`` result (``--format json``): it holds verdicts, not facts, so
+* a ``spec-check cluster`` result (``--format json``) kept with its facts (``cluster -o
+  RESULT --keep-facts``): the facts in the folder beside it (``kept_facts``);
+* a ``spec-check cluster`` result alone: it holds verdicts, not facts, so
   only what its findings show per host is known (GPU count from PLAT-01, RDMA ports and
   their state from NET-02, NVLink per GPU from NET-03); everything else is *unknown*
   for those hosts, and the checks that need it say so (an ``error`` finding), never pass.
@@ -123,6 +125,12 @@ def _result_nodes(doc: dict[str, JSONValue], path: Path, spec_version: str) -> l
     return out
 
 
+def kept_facts(result: Path) -> Path:
+    """Where ``cluster -o RESULT --keep-facts`` keeps the facts it judged: beside the result,
+    its name with ``.facts`` (``fleet.json`` -> ``fleet.facts/``)."""
+    return result.with_suffix(".facts")
+
+
 def _read_one(path: Path, spec_version: str) -> list[Node]:
     """The nodes of one file: a node document, a cluster result; a cluster facts document
     (``cluster.json`` of a saved-facts folder) gives none."""
@@ -140,6 +148,10 @@ def _read_one(path: Path, spec_version: str) -> list[Node]:
         peek = None
     schema = peek.get("schema") if isinstance(peek, dict) else None
     if isinstance(schema, str) and schema.startswith("spec-check/result/"):
+        kept = kept_facts(path)
+        if kept.is_dir():  # `cluster -o RESULT --keep-facts`: the facts it judged, not its verdicts
+            files = sorted(q for q in kept.iterdir() if q.suffix == ".json" and q.is_file())
+            return [n for f in files for n in _read_one(f, spec_version)]
         return _result_nodes(peek, path, spec_version)
     doc = document.parse(raw, str(path))  # a clear one-line error for anything else
     kind = doc["subject"]["kind"]
