@@ -170,6 +170,12 @@ def test_the_cut_as_docs_release_md_gives_it(tmp_path: Path) -> None:
     assert f'("{version}", "sha256:' in (clone / "validator" / "versions.py").read_text()  # RELEASED_SHAPES
     r = subprocess.run([sys.executable, "scripts/doc_outputs.py", "--check"], cwd=clone, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-2000:]
+    # what carries the version was regenerated: the fixtures, the examples, the golden
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                        "tests/facts/test_fixture_docs.py", "tests/reports/test_examples.py", "tests/test_cli.py",
+                        "-k", "current or example or golden"], cwd=clone, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:]
 
 
 # lines of the procedure this test does not run: the network, and the whole suite
