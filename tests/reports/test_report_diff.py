@@ -42,7 +42,7 @@ def test_report_on_real_result(tmp_path):
         ("", "invalid JSON"),
         ("[1, 2]", "expected an object"),
         ('{"schema": "spec-check/facts/1", "facts": {}}', 'schema "spec-check/facts/1"'),
-        ('{"version": "2.1.0", "runs": []}', 'no "schema" key'),
+        ('{"version": "2.1.0", "runs": []}', 'a SARIF log, not a spec-check result'),
         ('{"schema": "spec-check/result/1"}', '"command" missing'),
         (None, "findings[0].status: unknown status"),
         (None, "findings[1].rule: expected a JSON string, got null"),
