@@ -17,8 +17,8 @@ read OSCAL. The mapping:
 * a **risk** per waiver, status ``deviation-approved`` while active (``deviation-requested``
   once expired), with its justification, approver and expiry.
 
-UUIDs are version 5, derived from the result's own content (command, time, subjects,
-rule, item), so rendering one result twice gives the same document. Validated against
+UUIDs are version 5, derived from the result's own content (command, time, subjects, and
+each finding's stable ID), so rendering one result twice gives the same document. Validated against
 NIST's published JSON schema (usnistgov/OSCAL v1.0.6, in tests/fixtures/oscal/) and loaded
 by compliance-trestle in tests/reports/test_oscal.py.
 """
@@ -30,7 +30,7 @@ import uuid
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, TextIO
 
-from validator.report.model import Finding, Level, Report, Status
+from validator.report.model import Finding, Level, Report, Status, finding_ids
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -109,10 +109,10 @@ def assessment_results(report: Report) -> dict[str, Any]:
     observations = []
     by_requirement: dict[str, list[tuple[Finding, str]]] = defaultdict(list)
     risks = []
-    for i, f in enumerate(report.findings):
-        o = uid(key, "observation", i, f.rule, f.subject, f.item or "")
-        props = [prop("rule", f.rule), prop("requirement", f.requirement), prop("level", f.level),
-                 prop("status", f.status.value)]
+    for f, fid in zip(report.findings, finding_ids(report.findings)):
+        o = uid(key, "observation", fid)
+        props = [prop("finding-id", fid), prop("rule", f.rule), prop("requirement", f.requirement),
+                 prop("level", f.level), prop("status", f.status.value)]
         if f.item:
             props.append(prop("item", f.item))
         observations.append({
