@@ -215,7 +215,7 @@ class JsonRenderer:
         doc = result_document(report, findings=False, subjects=False)
         doc["subjects"] = _Lazy(report.subjects, Subject.to_dict)  # a fleet's 25,000 hosts
         # each finding with its stable ID (finding_ids: item#2 for a repeated rule/subject/item)
-        doc["findings"] = _Lazy(list(zip(report.findings, finding_ids(report.findings))), _finding_dict)
+        doc["findings"] = _Lazy(list(zip(report.findings, finding_ids(report.findings), strict=True)), _finding_dict)
         w = _Indented(stream.write)
         with gc_paused():  # the result's dicts and chunks: many objects, no cycles
             w.write(doc, 0)

@@ -109,7 +109,7 @@ def assessment_results(report: Report) -> dict[str, Any]:
     observations = []
     by_requirement: dict[str, list[tuple[Finding, str]]] = defaultdict(list)
     risks = []
-    for f, fid in zip(report.findings, finding_ids(report.findings)):
+    for f, fid in zip(report.findings, finding_ids(report.findings), strict=True):
         o = uid(key, "observation", fid)
         props = [prop("finding-id", fid), prop("rule", f.rule), prop("requirement", f.requirement),
                  prop("level", f.level), prop("status", f.status.value)]

@@ -94,7 +94,7 @@ class SarifRenderer:
                 }
             )
         results = []
-        for f, fid in zip(report.findings, finding_ids(report.findings)):
+        for f, fid in zip(report.findings, finding_ids(report.findings), strict=True):
             if f.status not in (Status.FAIL, Status.WARN, Status.ERROR):
                 continue
             if f.rule not in index:

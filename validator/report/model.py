@@ -463,7 +463,7 @@ class Report:
             # 25,000 in a fleet result: no asdict
             "subjects": [s.to_dict() for s in self.subjects] if subjects else [],
             "summary": self.summary.to_dict(),
-            "findings": [f.to_dict(i) for f, i in zip(self.findings, finding_ids(self.findings))]
+            "findings": [f.to_dict(i) for f, i in zip(self.findings, finding_ids(self.findings), strict=True)]
             if findings else [],
             "rules": [_flat_dict(r) for r in self.rules],
             "requirements": [_flat_dict(r) for r in self.requirements],
