@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,27 @@ if TYPE_CHECKING:
     from validator.report.model import JSONValue, Report
 
 
-def _waived(report: Report, waivers: Path) -> Report:
+def _as_of(report: Report, as_of: str | None) -> date:
+    """The day waivers are judged on: the result's own (when it was generated), so a result
+    rendered next month shows the waivers active that were active then; ``--as-of DATE``
+    (or ``today``) asks for another day."""
+    from validator.errors import SpecCheckError
+
+    if as_of == "today":
+        from validator.clock import today_utc
+
+        return today_utc()
+    text = as_of if as_of is not None else report.generated_at[:10]
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        if as_of is None:
+            raise SpecCheckError(f'the result\'s generated_at "{report.generated_at}" has no date: '
+                                 "pass --as-of YYYY-MM-DD or --as-of today") from None
+        raise SpecCheckError(f'--as-of "{as_of}" is not a date: write YYYY-MM-DD or today') from None
+
+
+def _waived(report: Report, waivers: Path, as_of: str | None = None) -> Report:
     """Apply a waiver file, checking its IDs against the rules and requirements the result
     itself lists and names (or, for a result without rule docs, its spec version's pack):
     the result may come from another rule pack than the one installed here."""
@@ -40,7 +61,7 @@ def _waived(report: Report, waivers: Path) -> Report:
 
         built = build(RunOptions(spec_version=report.spec_version))
         pack, spec = built.pack, built.ctx.spec
-    return apply_waivers(report, load_waivers(waivers, pack, spec))
+    return apply_waivers(report, load_waivers(waivers, pack, spec), today=_as_of(report, as_of))
 
 
 def _provenance(path: Path, data: dict[str, JSONValue], key: Path | None) -> dict[str, JSONValue]:
@@ -110,9 +131,14 @@ def _shows_signature(fmt: str) -> bool:
     help="The signer's public key (PREFIX.pub): each signed RESULT is verified before it is shown "
     "as signed, and one that does not verify is refused. Without it a signature is shown as not verified.",
 )
+@click.option(
+    "--as-of", "as_of", default=None, metavar="DATE",
+    help="With --waivers: judge each waiver's expiry on DATE (YYYY-MM-DD, or today) instead of "
+    "the day the result was made, which the result records.",
+)
 @show_option()
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Path | None,
-           key: Path | None, show: tuple[str, ...]) -> None:
+           key: Path | None, as_of: str | None, show: tuple[str, ...]) -> None:
     """Render JSON results (from check, lint or cluster --format json) in another format.
 
     Several RESULTS (a fleet result and the lint results of the jobs that run on it) are
@@ -165,7 +191,11 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
                 "result's own): the verdicts below are not the signed ones")
             if isinstance(signed, bool):
                 signature["signed_verdict"] = "CONFORMANT" if signed else "NOT CONFORMANT"
-        rep = _waived(rep, waivers)
+        rep = _waived(rep, waivers, as_of)
+    elif as_of is not None:
+        from validator.errors import SpecCheckError
+
+        raise SpecCheckError("--as-of judges the waivers of --waivers FILE: add --waivers")
     render(rep, fmt, output, show_passes="passes" in show)
     note_older("result", raw)
 

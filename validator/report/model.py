@@ -121,6 +121,9 @@ class Waiver(_Waiver, total=False):
     justification: str
     approver: str
     expires: str
+    waiver_id: str  # the waiver's own identity: written in the file, or derived from id and subject
+    granted: str | None  # when it was granted (YYYY-MM-DD), where the file says
+    as_of: str  # the day its expiry was judged on (``active``): the run's, or ``report --as-of``
 
 
 class _Folded(TypedDict):
