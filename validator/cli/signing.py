@@ -10,9 +10,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 _PASS_ENV = click.option(
     "--passphrase-env", "passphrase_env", metavar="NAME", default=None,
@@ -186,7 +189,7 @@ def verify(signed: Path, key: Path, facts: tuple[Path, ...], result_files: tuple
     click.echo(f"{signed}: verified (intact, signed by this key{also})", err=True)
 
 
-def _verify_envelope(document: dict[str, Any], signed: Path, key: Path, facts: tuple[Path, ...],
+def _verify_envelope(document: dict[str, JSONValue], signed: Path, key: Path, facts: tuple[Path, ...],
                      result_files: tuple[Path, ...]) -> str | None:
     """The envelope's signature, then each ``--facts``/``--result`` file among its subjects."""
     import hashlib

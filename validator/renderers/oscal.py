@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from validator.report.model import Finding, Level, Report, Status, finding_ids
 
@@ -44,11 +44,11 @@ def uid(*parts: object) -> str:
     return str(uuid.uuid5(_ROOT, "\x1f".join(str(p) for p in parts)))
 
 
-def prop(name: str, value: object, *, remarks: str | None = None) -> dict[str, Any]:
+def prop(name: str, value: object, *, remarks: str | None = None) -> dict[str, JSONValue]:
     """An OSCAL property in spec-check's namespace; OSCAL values are non-empty text with no
     leading or trailing space."""
     text = " ".join(str(value).split()) or "none"
-    out: dict[str, Any] = {"name": name, "ns": NS, "value": text}
+    out: dict[str, JSONValue] = {"name": name, "ns": NS, "value": text}
     if remarks:
         out["remarks"] = remarks
     return out
@@ -68,7 +68,7 @@ def _evidence(f: Finding) -> str:
     return _text("; ".join(parts))
 
 
-def _waiver_risk(f: Finding, key: str, observation: str) -> dict[str, Any]:
+def _waiver_risk(f: Finding, key: str, observation: str) -> dict[str, JSONValue]:
     w = f.waiver or {}
     active = bool(w.get("active"))
     lines = [f"justification: {w.get('justification') or 'none given'}",
@@ -86,7 +86,7 @@ def _waiver_risk(f: Finding, key: str, observation: str) -> dict[str, Any]:
     }
 
 
-def assessment_results(report: Report) -> dict[str, Any]:
+def assessment_results(report: Report) -> dict[str, JSONValue]:
     key = "|".join((report.command, report.generated_at, str(report.rule_pack.get("digest")),
                     ",".join(s.name for s in report.subjects)))
     times = sorted(s.collected_at for s in report.subjects if s.collected_at)
@@ -164,7 +164,7 @@ def assessment_results(report: Report) -> dict[str, Any]:
                        if not any(f.status is not Status.SKIP for f, _ in by_requirement[r])
                        and (docs[r].level if r in docs else Level.MUST) == Level.MUST]
     conformant = report.summary.conformant and not must_not_judged
-    result: dict[str, Any] = {
+    result: dict[str, JSONValue] = {
         "uuid": uid(key, "result"),
         "title": _text(f"spec-check {report.command} against spec v{report.spec_version}"),
         "description": _text(

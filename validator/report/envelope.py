@@ -32,11 +32,14 @@ import binascii
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from validator.errors import SpecCheckError
 from validator.report.signing import canonical, fingerprint, load_private_key, load_public_key, raw_public
 from validator.versions import RESULT_SCHEMA
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -57,9 +60,9 @@ def pae(payload_type: str, body: bytes) -> bytes:
     return b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body)
 
 
-def _subjects(result: dict[str, Any], result_name: str, result_bytes: bytes,
-              extra: tuple[Path, ...]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"name": result_name, "digest": {"sha256": hashlib.sha256(result_bytes).hexdigest()}}]
+def _subjects(result: dict[str, JSONValue], result_name: str, result_bytes: bytes,
+              extra: tuple[Path, ...]) -> list[dict[str, JSONValue]]:
+    out: list[dict[str, JSONValue]] = [{"name": result_name, "digest": {"sha256": hashlib.sha256(result_bytes).hexdigest()}}]
     for s in result.get("subjects") or []:
         if not isinstance(s, dict):
             continue
@@ -81,8 +84,8 @@ def _subjects(result: dict[str, Any], result_name: str, result_bytes: bytes,
     return out
 
 
-def statement(result: dict[str, Any], result_name: str, result_bytes: bytes,
-              extra: tuple[Path, ...] = ()) -> dict[str, Any]:
+def statement(result: dict[str, JSONValue], result_name: str, result_bytes: bytes,
+              extra: tuple[Path, ...] = ()) -> dict[str, JSONValue]:
     body = {k: v for k, v in result.items() if k != "signature"}
     return {
         "_type": STATEMENT_TYPE,
@@ -92,7 +95,7 @@ def statement(result: dict[str, Any], result_name: str, result_bytes: bytes,
     }
 
 
-def sign_envelope(stmt: dict[str, Any], key_path: Path, passphrase: bytes | None = None) -> dict[str, Any]:
+def sign_envelope(stmt: dict[str, JSONValue], key_path: Path, passphrase: bytes | None = None) -> dict[str, JSONValue]:
     key = load_private_key(key_path, passphrase)
     try:
         body = canonical(stmt)
@@ -107,11 +110,11 @@ def sign_envelope(stmt: dict[str, Any], key_path: Path, passphrase: bytes | None
     }
 
 
-def is_envelope(document: Any) -> bool:
+def is_envelope(document: JSONValue) -> bool:
     return isinstance(document, dict) and "payloadType" in document and "payload" in document
 
 
-def _b64(value: Any, what: str, where: str) -> bytes:
+def _b64(value: JSONValue, what: str, where: str) -> bytes:
     if not isinstance(value, str):
         raise SpecCheckError(f"the envelope's {what} is not base64 text", file=where)
     try:
@@ -120,7 +123,7 @@ def _b64(value: Any, what: str, where: str) -> bytes:
         raise SpecCheckError(f"the envelope's {what} is not base64", file=where) from None
 
 
-def open_envelope(document: dict[str, Any], where: str) -> tuple[dict[str, Any], bytes, bytes, dict[str, Any]]:
+def open_envelope(document: dict[str, JSONValue], where: str) -> tuple[dict[str, JSONValue], bytes, bytes, dict[str, JSONValue]]:
     """The statement, the payload bytes, the signature and its entry, after the shape checks
     (each failure a SpecCheckError: exit 2). The signature itself is not checked here."""
     unknown = sorted(set(document) - ENVELOPE_KEYS)
@@ -155,7 +158,7 @@ def open_envelope(document: dict[str, Any], where: str) -> tuple[dict[str, Any],
     return stmt, body, sig, entry
 
 
-def verify_envelope(document: dict[str, Any], key_path: Path, where: str) -> tuple[str | None, dict[str, Any]]:
+def verify_envelope(document: dict[str, JSONValue], key_path: Path, where: str) -> tuple[str | None, dict[str, JSONValue]]:
     """(None when intact, else why not; the statement). Unusable input raises (exit 2)."""
     from cryptography.exceptions import InvalidSignature
 
@@ -180,6 +183,6 @@ def verify_envelope(document: dict[str, Any], key_path: Path, where: str) -> tup
     return None, stmt
 
 
-def subject_digests(stmt: dict[str, Any]) -> set[str]:
+def subject_digests(stmt: dict[str, JSONValue]) -> set[str]:
     return {str(s["digest"].get("sha256")) for s in stmt.get("subject", [])
             if isinstance(s, dict) and isinstance(s.get("digest"), dict)}

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from validator.report.model import JSONValue
     from validator.rules.rulemodel import Spec
 
 OSCAL_VERSION = "1.0.6"
@@ -33,7 +34,7 @@ def _param_id(req: str, name: str) -> str:
     return f"{req}_{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
 
 
-def _value(default: Any) -> list[str]:
+def _value(default: JSONValue) -> list[str]:
     if default is None:
         return []
     if isinstance(default, list):
@@ -41,13 +42,13 @@ def _value(default: Any) -> list[str]:
     return [_text(default)]
 
 
-def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, Any]:
+def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, JSONValue]:
     controls = []
     for r in spec.requirements:
         params = []
         for name in r.parameters:
             p = spec.parameters[name]
-            entry: dict[str, Any] = {
+            entry: dict[str, JSONValue] = {
                 "id": _param_id(r.id, name),
                 "props": [{"name": "spec-parameter", "ns": NS, "value": name},
                           {"name": "dimension", "ns": NS, "value": _text(p.dimension)}],
@@ -59,7 +60,7 @@ def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, Any]:
             if values:
                 entry["values"] = values
             params.append(entry)
-        control: dict[str, Any] = {
+        control: dict[str, JSONValue] = {
             "id": r.id,
             "class": "requirement",
             "title": _text(r.title),
