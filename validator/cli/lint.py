@@ -84,7 +84,8 @@ from validator.jobs.format_detection import KINDS
     multiple=True,
     type=click.Path(path_type=Path, readable=False),
     help="Node facts the job runs on: `probe -o` files (several after one --nodes, so a shell glob "
-    "works; put the job's paths before it), a folder of them, or a `cluster --format json` result. The job's GPUs per node, node count, NCCL_IB_HCA, "
+    "works; put the job's paths before it), a folder of them, or a `cluster --format json` result "
+    "(with the facts `--keep-facts` kept beside it, those). The job's GPUs per node, node count, NCCL_IB_HCA, "
     "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, IB pinning and tensor-parallel size are judged "
     "host by host (docs/job-nodes.md).",
 )
