@@ -30,7 +30,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # Fixtures that start one machine-wide service for the session: under pytest-xdist every test
 # that uses one runs on the same worker (`--dist loadgroup`), so the service starts once, not
 # once per worker, and two workers never race for its ports, namespaces or state.
-SERVICE_GROUPS = {"local_slurm": "slurm", "netns_slurm": "netns-slurm"}
+# The network-namespace fleets pick a random /24 and bridge name each: on one worker they
+# never meet another fleet's address.
+SERVICE_GROUPS = {"local_slurm": "slurm", "netns_slurm": "netns", "fleet_factory": "netns"}
 
 
 # The quick run (`pytest -n auto -m "not slow"`, CONTRIBUTING.md) leaves out, besides the tests
