@@ -46,6 +46,7 @@ Measured on 2026-11-27 on the project's 2-core VM (AMD EPYC, shared and loaded, 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import struct
 import subprocess
@@ -89,7 +90,8 @@ def _records(steps: Any, k: int, name_index: int, t0: float, table: Any) -> Any:
     protobuf encodes an Event holding one simple_value (tests/runs/test_bench_gen.py checks it
     byte for byte against protobuf and tensorboard's CRC)."""
     import numpy as np
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    from validator.runs.events import masked_crc32c
 
     name = NAMES[name_index].encode()
     value = b"\x0a" + bytes([len(name)]) + name + b"\x15"  # Value{tag, simple_value}, float follows
@@ -120,15 +122,15 @@ def generate(folder: Path, scalars: int, files: int) -> int:
     spread over ``files`` files; returns the number written. Records are framed with numpy:
     steps whose varints have the same length share one template, patched per step."""
     import numpy as np
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    from validator.runs.events import event_class, masked_crc32c
 
     folder.mkdir(parents=True, exist_ok=True)
     table = _crc32c_table()
     steps_total = -(-scalars // len(NAMES))
     per_file = -(-steps_total // files)
     t0 = 1795000000.0
-    first = event_pb2.Event(wall_time=t0, file_version="brain.Event:2").SerializeToString()
+    first = event_class()(wall_time=t0, file_version="brain.Event:2").SerializeToString()
     head = struct.pack("<Q", len(first))
     first_record = head + struct.pack("<I", masked_crc32c(head)) + first + struct.pack("<I", masked_crc32c(first))
     for k in range(files):
@@ -156,8 +158,8 @@ for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
 print(n)
 """
 
-# the floor: the same record iterator as EventFileLoader, each record parsed into an Event,
-# without EventFileLoader's migration of every value to a tensor summary
+# tensorboard's raw record reader (both CRCs checked, its CRC in pure Python where TensorFlow
+# is not installed), each record parsed into an Event
 RAW = """
 import sys, pathlib
 from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
@@ -169,6 +171,45 @@ for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
 print(n)
 """
 
+# the floor: a plain loop, struct framing, google-crc32c's C CRC-32C on both CRCs, protobuf's
+# parser for the Event message (tensorboard's generated class where it is installed), each
+# scalar taken out as (tag, step, wall time, value)
+PLAIN = """
+import sys, pathlib, struct
+import google_crc32c
+try:
+    from tensorboard.compat.proto.event_pb2 import Event
+except ImportError:
+    from validator.runs.events import event_class
+    Event = event_class()
+crc, head, tail = google_crc32c.value, struct.Struct("<QI").unpack, struct.Struct("<I").unpack_from
+n = 0
+for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    with open(p, "rb") as f:
+        while True:
+            h = f.read(12)
+            if len(h) < 12:
+                break
+            length, hc = head(h)
+            c = crc(h[:8])
+            assert hc == (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+            d = f.read(length + 4)
+            c = crc(d[:length])
+            assert tail(d, length)[0] == (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+            ev = Event.FromString(d[:length])
+            for v in ev.summary.value:
+                scalar = (v.tag, ev.step, ev.wall_time, v.simple_value)
+                n += 1
+print(n)
+"""
+
+# tbparse (a pandas DataFrame of every scalar), where it is installed
+TBPARSE = """
+import sys
+from tbparse import SummaryReader
+print(len(SummaryReader(sys.argv[1], pivot=False).scalars))
+"""
+
 OURS = """
 import sys, pathlib
 from validator.runs.measure import read_runs
@@ -177,9 +218,11 @@ assert not ev.errors, ev.errors
 print(sum(s.scalars for s in ev.streams))
 """
 
-READERS = {"loader": ("tensorboard EventFileLoader (events)", BASELINE),
-           "raw": ("tensorboard RawEventFileLoader + Event parse", RAW),
-           "ours": ("spec-check read_runs (scalars)", OURS)}
+READERS = {"loader": ("tensorboard EventFileLoader (events)", BASELINE, "tensorboard"),
+           "tbparse": ("tbparse SummaryReader (scalars)", TBPARSE, "tbparse"),
+           "raw": ("tensorboard RawEventFileLoader + Event parse", RAW, "tensorboard"),
+           "plain": ("plain loop: struct+google-crc32c+protobuf", PLAIN, ""),
+           "ours": ("spec-check read_runs (scalars)", OURS, "")}
 
 
 def _wrapped(code: str) -> str:
@@ -218,8 +261,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
     ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
     ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
-    ap.add_argument("--readers", default="loader,raw,ours",
-                    help="which to time, of loader (EventFileLoader), raw (RawEventFileLoader + parse) and ours")
+    ap.add_argument("--readers", default="loader,tbparse,plain,ours",
+                    help="which to time, of loader (EventFileLoader), tbparse, raw (RawEventFileLoader + "
+                         "parse), plain (the plain loop) and ours; one not installed is named and left out")
     ap.add_argument("--serial", action="store_true",
                     help="run the readers one after the other (default: at once, each its own process)")
     a = ap.parse_args()
@@ -236,6 +280,10 @@ def main() -> None:
     keys = ["ours"] if a.ours_only else [k.strip() for k in a.readers.split(",")]
     if not set(keys) <= set(READERS):
         raise SystemExit(f"--readers: one or more of {', '.join(READERS)}")
+    missing = {k for k in keys if READERS[k][2] and importlib.util.find_spec(READERS[k][2]) is None}
+    for k in sorted(missing):
+        print(f"{READERS[k][0]}: not measured, {READERS[k][2]} is not installed")
+    keys = [k for k in keys if k not in missing]
     codes = [READERS[k][1] for k in keys]
     if a.serial:
         got = dict(zip(keys, [timed(code, folder) for code in codes]))
@@ -246,11 +294,11 @@ def main() -> None:
         print(f"{READERS[k][0]:46}{cpu:10.1f}{mib:10.0f}  {n}", flush=True)
     if "ours" in got:
         ours_s, ours_mib, _ = got["ours"]
-        for k, what in (("loader", "EventFileLoader"), ("raw", "RawEventFileLoader+parse")):
+        for k, what, aim in (("plain", "plain loop", " (aim <= 2)"), ("loader", "EventFileLoader", ""),
+                             ("tbparse", "tbparse", ""), ("raw", "RawEventFileLoader+parse", "")):
             if k in got:
-                print(f"ratio ours/{what}: {ours_s / got[k][0]:.2f} (aim <= 1.5)")
+                print(f"ratio ours/{what}: {ours_s / got[k][0]:.2f}{aim}")
         print(f"files {size:.0f} MiB; peak memory ours {ours_mib:.0f} MiB (aim < 200)")
-
 
 if __name__ == "__main__":
     main()

@@ -96,8 +96,7 @@ from validator.jobs.format_detection import KINDS
     help="A folder of one run's outputs, finished or still being written (repeatable): "
     "TensorBoard event files, metrics.csv, trainer_state.json, JSON-lines metrics, an "
     "MLflow file store, launcher logs. MON-01, MON-02 and REC-02 are measured from what the "
-    "run emitted; with no PATH the run alone is judged. Event files need "
-    "'training-spec-check[runs]' (tensorboard). NCCL_DEBUG=INFO lines say which network NCCL "
+    "run emitted; with no PATH the run alone is judged. NCCL_DEBUG=INFO lines say which network NCCL "
     "really used (NET-02, PLAT-01).",
 )
 # --- end lint --nodes / --run ----------------------------------------------------------

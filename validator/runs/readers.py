@@ -6,15 +6,8 @@ cannot trust. A half-written *last* record or line, which a file still being wri
 has, is not an error: the reader stops there and says how many bytes it passed over
 (``Tail``).
 
-TensorBoard event files are read with tensorboard's own record reader (the iterator under
-``RawEventFileLoader``: TFRecord framing with both CRCs checked, then ``Event.FromString``),
-never with the ``EventAccumulator``, which keeps a reservoir sample of 10,000 scalars and
-would hide gaps.
-tensorboard is an optional dependency (``pip install 'training-spec-check[runs]'``),
-imported only when a run holds an event file. Its reader raises ``DataLossError`` both for
-a truncated record ("has truncated record in ...") and for a corrupt one ("failed ... crc32
-check"); a truncation counts as a half-written tail only at the end of the file (the reader
-read to EOF), which is why the offset of every record is tracked here.
+TensorBoard event files are read by ``validator.runs.events`` (TFRecord framing, a C CRC-32C,
+protobuf's parser for the Event message).
 """
 
 from __future__ import annotations
@@ -24,13 +17,11 @@ import heapq
 import json
 import math
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from validator.runs.cadence import RESTART_MARK
 from validator.values.numbers import Beyond, int_text, text_problem
 
 if TYPE_CHECKING:
@@ -38,14 +29,10 @@ if TYPE_CHECKING:
 
 Scalar = tuple[str, int | None, float | None, float]
 
-INSTALL_HINT = "pip install 'training-spec-check[runs]' (or: pip install tensorboard)"
 STEP_KEYS = ("step", "global_step", "_step", "iteration", "trainer/global_step", "train/global_step")
 TIME_KEYS = ("time", "timestamp", "wall_time", "walltime", "_timestamp", "t")
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a trainer_state.json is read whole
-_DT_FLOAT, _DT_DOUBLE = 1, 2
 
-
-_SESSION_START = 1  # tensorboard's event.proto SessionLog.SessionStatus START
 
 class RunFileError(Exception):
     """A metric file that cannot be trusted from this point: file, line (or record), problem."""
@@ -58,110 +45,12 @@ class RunFileError(Exception):
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-class TensorBoardMissing(RunFileError):
-    """An event file where tensorboard is not installed: an error finding, never a pass."""
-
-
 @dataclass
 class Tail:
     """What a reader passed over at the end of a file still being written."""
 
     bytes: int = 0
     what: str = ""
-
-
-def _tb() -> tuple[Any, Any, Any]:  # Any: tensorboard's objects (no type stubs), or Nones
-    """tensorboard's record iterator, Event class and DataLossError, or Nones.
-
-    The iterator is the one beneath ``RawEventFileLoader`` (``_make_tf_record_iterator``:
-    TensorFlow's reader where TF is installed, else tensorboard's stub, both checking the
-    two CRCs). The loader itself is not used: it swallows every ``DataLossError`` so that a
-    file being written can be polled again, which makes a corrupt record look like the end
-    of the file, a silent loss of everything after it."""
-    try:
-        from tensorboard.backend.event_processing import event_file_loader
-        from tensorboard.compat import tf
-        from tensorboard.compat.proto import event_pb2
-    except ImportError:
-        return None, None, None
-    return event_file_loader._make_tf_record_iterator, event_pb2.Event, tf.errors.DataLossError
-
-
-def _tensor_scalar(t: Any) -> float | None:  # Any: a tensorboard TensorProto (no type stubs)
-    """A TF2 ``tf.summary.scalar`` value: a rank-0 float or double tensor."""
-    if t.tensor_shape.dim:
-        return None
-    if t.dtype == _DT_FLOAT:
-        if t.float_val:
-            return float(t.float_val[0])
-        if len(t.tensor_content) == 4:
-            return float(struct.unpack("<f", t.tensor_content)[0])
-    elif t.dtype == _DT_DOUBLE:
-        if t.double_val:
-            return float(t.double_val[0])
-        if len(t.tensor_content) == 8:
-            return float(struct.unpack("<d", t.tensor_content)[0])
-    return None
-
-
-def event_file(path: Path, tail: Tail) -> Iterator[Scalar]:
-    """The scalars of one TensorBoard event file, in record order."""
-    records_of, event_cls, data_loss = _tb()
-    if records_of is None:
-        raise TensorBoardMissing(str(path), None, f"a TensorBoard event file, and tensorboard is not "
-                                                  f"installed to read it: {INSTALL_HINT}")
-    size = path.stat().st_size
-    offset = 0
-    n = 0
-    records = records_of(str(path))
-    while True:
-        try:
-            rec = next(records)
-        except StopIteration:
-            return
-        except data_loss as exc:
-            msg = str(exc)
-            if "truncated record" in msg:  # the rest of the file is shorter than the record
-                tail.bytes, tail.what = size - offset, f"record {n + 1} (half-written)"
-                return
-            raise RunFileError(str(path), None, f"record {n + 1} at byte {offset}: "
-                                                f"{msg.replace(str(path), '').strip()}") from None
-        n += 1
-        offset += len(rec) + 16  # length (8), its CRC (4), data, data CRC (4)
-        try:
-            ev = event_cls.FromString(rec)
-        except Exception as exc:  # protobuf's DecodeError: a record that passed its CRC
-            raise RunFileError(str(path), None, f"record {n} at byte {offset - len(rec) - 16}: "
-                                                f"not an Event ({type(exc).__name__})") from None
-        values = ev.summary.value
-        if not values:
-            if ev.HasField("session_log") and ev.session_log.status == _SESSION_START:
-                yield RESTART_MARK, ev.step, ev.wall_time, 0.0  # a writer resumed at purge_step
-            continue
-        wall, step = ev.wall_time, ev.step
-        for v in values:
-            which = v.WhichOneof("value")
-            if which == "simple_value":
-                yield v.tag, step, wall, v.simple_value
-            elif which == "tensor":
-                x = _tensor_scalar(v.tensor)
-                if x is not None:
-                    yield v.tag, step, wall, x
-
-
-def event_files(paths: list[Path], tails: dict[str, Tail], errors: list[RunFileError]) -> Iterator[Scalar]:
-    """A folder's event files in order; a file that cannot be read to the end is an error
-    of its own, and the next file is still read (a restart's new file is the evidence)."""
-    for p in paths:
-        tails[str(p)] = t = Tail()
-        try:
-            yield from event_file(p, t)
-        except TensorBoardMissing:
-            raise
-        except RunFileError as exc:
-            errors.append(exc)
-        except OSError as exc:
-            errors.append(RunFileError(str(p), None, f"cannot be read ({exc.strerror or exc})"))
 
 
 def _num(x: JSONValue) -> float | None:
