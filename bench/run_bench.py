@@ -286,9 +286,9 @@ def main() -> None:
     keys = [k for k in keys if k not in missing]
     codes = [READERS[k][1] for k in keys]
     if a.serial:
-        got = dict(zip(keys, [timed(code, folder) for code in codes]))
+        got = dict(zip(keys, [timed(code, folder) for code in codes], strict=True))
     else:
-        got = dict(zip(keys, [result(p) for p in [start(code, folder) for code in codes]]))
+        got = dict(zip(keys, [result(p) for p in [start(code, folder) for code in codes]], strict=True))
     print(f"{'':46}{'CPU s':>10}{'peak MiB':>10}  items")
     for k, (cpu, mib, n) in got.items():
         print(f"{READERS[k][0]:46}{cpu:10.1f}{mib:10.0f}  {n}", flush=True)

@@ -27,6 +27,7 @@ from validator.runs.recovery import Incident, incidents
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
+    from validator.runs.readers import RunFileError
 
 NOT_GIVEN = "no run given (lint --run DIR)"
 
@@ -109,7 +110,9 @@ def _gap_text(g: Gap, med: float | None) -> str:
     return f"step {g.step_from} -> {g.step_to}: {times} from {_utc(g.wall_from)} to {_utc(g.wall_to)}{ratio}"
 
 
-def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = ()) -> dict[str, JSONValue]:
+def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = (),
+                 unread: dict[str, list[RunFileError]] | None = None) -> dict[str, JSONValue]:
+    unread = unread or {}
     loc = {"file": s.name}
     src = f"{_names(f)} in {s.name}: {f.emissions} emissions"
     med_w, p95_w = f.wall_gap(0.5), f.wall_gap(0.95)
@@ -159,17 +162,24 @@ def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] =
             bad.append(f"and {f2.nonfinite_count - len(f2.nonfinite)} more{where}")
     fields["stalls"] = value(stalls, source=src, location=loc)
     fields["nonfinite"] = value(bad, source=src, location=loc)
+    cut = [e for s2, _ in ((s, f), *others) for e in unread.get(s2.name, [])]
+    if cut and not bad:  # none in the part read, and a part could not be read: unknown, never a pass
+        fields["nonfinite"] = error(f"none in the part read, but {cut[0].where()} could not be read past "
+                                    f"it: {cut[0].message}", source=src)
     return item(f.name, fields)
 
 
 def mon02(ev: RunEvidence) -> Fact:
     members: list[dict[str, JSONValue]] = []
     fams = sorted({name for s in ev.streams for name in s.families})
+    unread: dict[str, list[RunFileError]] = {}  # stream -> its files that could not be read to the end
+    for s in ev.streams:
+        unread[s.name] = [e for e in ev.errors if e.file == s.name or e.file.startswith(s.name.rstrip("/") + "/")]
     for fam in fams:
         b = _best(ev, fam)
         if b is not None:
             others = [(s, s.families[fam]) for s in ev.streams if fam in s.families and s is not b[0]]
-            members.append(_family_item(*b, others))
+            members.append(_family_item(*b, others, unread))
     for e in ev.errors:
         bad = error(f"{e.where()}: {e.message}", source=e.file)
         bad["location"] = {"file": e.file, "line": e.line}
