@@ -67,15 +67,38 @@ def _step_of(rec: dict[str, JSONValue]) -> tuple[str | None, int | None]:
     return None, None
 
 
+# a Unix time told by its magnitude: seconds (``time.time()``), milliseconds (JavaScript,
+# MLflow), microseconds, nanoseconds (``time.time_ns()``): (upper bound, divisor), each unit
+# covering 1973 to 5138 in its own band; below 1e8 a time is a duration, not a Unix time
+UNIX_UNITS = ((1e11, 1.0, "s"), (1e14, 1e3, "ms"), (1e17, 1e6, "us"), (1e20, 1e9, "ns"))
+
+
+def unix_time(v: float) -> float | None:
+    """Seconds since the epoch from a Unix time in s, ms, us or ns (told by its magnitude);
+    None below 1e8 (a duration or a counter, not a Unix time); ``ValueError`` for anything
+    else (negative, non-finite, or beyond nanoseconds)."""
+    if v != v:
+        raise ValueError("NaN is no time")
+    if 0 <= v < 1e8:
+        return None
+    for bound, div, _ in UNIX_UNITS:
+        if 1e8 <= v < bound:
+            return v / div
+    raise ValueError(f"{v:g} is no Unix time in s, ms, us or ns")
+
+
 def _time_of(rec: dict[str, JSONValue]) -> tuple[str | None, float | None]:
     for k in TIME_KEYS:
         v = _num(rec.get(k))
-        if v is not None and math.isfinite(v) and v > 1e8:  # Unix seconds (ms above 1e11)
-            return k, v / 1000.0 if v > 1e11 else v
+        if v is not None:
+            t = unix_time(v)
+            if t is not None:
+                return k, t
     return None, None
 
 
 MAX_LINE = 1024 * 1024  # a metric record is a few hundred bytes; a longer line is no metric log
+TOO_DEEP = "JSON nested deeper than Python's parser goes (no metric record is)"
 
 
 def _lines(f: TextIO, path: Path) -> Iterator[tuple[int, str]]:
@@ -105,6 +128,8 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
                     rec = json.loads(line, parse_int=int_text)
                 except Beyond as exc:  # the numbers rule (validator.values.numbers): no value is that large
                     raise RunFileError(str(path), n, text_problem(exc.text)) from None
+                except RecursionError:
+                    raise RunFileError(str(path), n, TOO_DEEP) from None
                 except ValueError as exc:
                     if not line.endswith("\n"):  # the last line, still being written
                         tail.bytes, tail.what = len(line.encode()), f"line {n} (half-written)"
@@ -113,7 +138,10 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
                 if not isinstance(rec, dict):
                     raise RunFileError(str(path), n, f"a JSON {type(rec).__name__}, not an object")
                 sk, step = _step_of(rec)
-                tk, wall = _time_of(rec)
+                try:
+                    tk, wall = _time_of(rec)
+                except ValueError as exc:
+                    raise RunFileError(str(path), n, f"its time: {exc}") from None
                 for k, v in rec.items():
                     x = _num(v)
                     if x is not None and k != sk and k != tk:
@@ -128,7 +156,7 @@ def metrics_csv(path: Path, tail: Tail) -> Iterator[Scalar]:
     differs from the header's (the header changed half-way, two writers) is an error."""
     with open(path, encoding="utf-8", newline="") as f:
         try:
-            rows = csv.reader(f)
+            rows = csv.reader(line for _, line in _lines(f, path))  # each line at most MAX_LINE
             header = next(rows, None)
             if header is None:
                 return
@@ -152,7 +180,10 @@ def metrics_csv(path: Path, tail: Tail) -> Iterator[Scalar]:
                 wall = None
                 if ti is not None:
                     w = _cell(row[ti])
-                    wall = (w / 1000.0 if w > 1e11 else w) if w is not None and w > 1e8 else None
+                    try:
+                        wall = unix_time(w) if w is not None else None
+                    except ValueError as exc:
+                        raise RunFileError(str(path), rows.line_num, f"its time: {exc}") from None
                 for i, cell in enumerate(row):
                     if i in (si, ti) or not cell:
                         continue
@@ -192,6 +223,8 @@ def trainer_state(path: Path, tail: Tail) -> Iterator[Scalar]:
         raise RunFileError(str(path), None, f"larger than {MAX_JSON_BYTES >> 20} MiB")
     try:
         doc = json.loads(path.read_text("utf-8"), parse_int=int_text)
+    except RecursionError:
+        raise RunFileError(str(path), None, TOO_DEEP) from None
     except Beyond as exc:
         raise RunFileError(str(path), None, text_problem(exc.text)) from None
     except json.JSONDecodeError as exc:
@@ -213,28 +246,64 @@ def trainer_state(path: Path, tail: Tail) -> Iterator[Scalar]:
 _MLFLOW = re.compile(r"(-?\d{1,15}) (\S+)(?: (-?\d{1,18}))?(?: \S+ \S+)?")
 
 
+MLFLOW_CHUNK = 16 * 1024  # an MLflow metric line is under 100 bytes
+
+
+def _chunked_lines(p: Path) -> Iterator[tuple[int, str]]:
+    """(number, line) of a file read ``MLFLOW_CHUNK`` bytes at a time, the file open only
+    while a chunk is read: a run of thousands of metric files merged at once holds no file
+    open between reads (1,500 keys under ``ulimit -n 1024`` were 'Too many open files')."""
+    pos, n = 0, 0
+    while True:
+        with open(p, "rb") as f:
+            f.seek(pos)
+            block = f.read(MLFLOW_CHUNK)
+        if not block:
+            return
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            if len(block) == MLFLOW_CHUNK:
+                raise RunFileError(str(p), n + 1, f"a line longer than {MLFLOW_CHUNK >> 10} KiB: no MLflow "
+                                                  "metric line")
+            cut = len(block)  # the last line, with no newline yet
+        pos += cut
+        parts = block[:cut].split(b"\n")
+        for i, raw in enumerate(parts):
+            if i == len(parts) - 1 and not raw:
+                break  # the chunk ended with its newline
+            n += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RunFileError(str(p), n, "not UTF-8 text") from None
+            yield n, line + "\n" if i < len(parts) - 1 else line
+
+
 def mlflow_run(files: list[tuple[str, Path]], tail: Tail) -> Iterator[Scalar]:
     """An MLflow file store run: ``metrics/<key>`` files of ``timestamp(ms) value step``
     lines (mlflow/store/tracking/file_store.py ``_get_metric_from_line``: 2, 3 or 5 fields),
-    merged in time order across keys so that a restart shows in one stream."""
+    merged in time order across keys so that a restart shows in one stream; each file is
+    read a chunk at a time and open only while it is read."""
 
     def lines(key: str, p: Path) -> Iterator[tuple[float, int, str, int | None, float]]:
-        with open(p, encoding="utf-8") as f:
-            for n, line in _lines(f, p):
-                s = line.strip()
-                if not s:
-                    continue
-                m = _MLFLOW.fullmatch(s)
-                x = _cell(m.group(2)) if m else None
-                if m is None or x is None:
-                    if not line.endswith("\n"):
-                        tail.bytes += len(line.encode())
-                        tail.what = f"{p}:{n} (half-written)"
-                        return
-                    raise RunFileError(str(p), n, "not an MLflow metric line (timestamp value step)")
-                # MLflow writes step 0 where the caller gave none: no step, not one step repeated
-                step = int(m.group(3)) if m.group(3) is not None and m.group(3) != "0" else None
-                yield int(m.group(1)) / 1000.0, n, key, step, x
+        for n, line in _chunked_lines(p):
+            s = line.strip()
+            if not s:
+                continue
+            m = _MLFLOW.fullmatch(s)
+            x = _cell(m.group(2)) if m else None
+            if m is None or x is None:
+                if not line.endswith("\n"):
+                    tail.bytes += len(line.encode())
+                    tail.what = f"{p}:{n} (half-written)"
+                    return
+                raise RunFileError(str(p), n, "not an MLflow metric line (timestamp value step)")
+            ms = int(m.group(1))
+            if ms >= 1e14:  # MLflow writes milliseconds (int(time.time() * 1000))
+                raise RunFileError(str(p), n, f"a timestamp of {ms} ms, past the year 5000")
+            # MLflow writes step 0 where the caller gave none: no step, not one step repeated
+            step = int(m.group(3)) if m.group(3) is not None and m.group(3) != "0" else None
+            yield ms / 1000.0, n, key, step, x
 
     merged = heapq.merge(*(lines(k, p) for k, p in files), key=lambda r: r[0])
     for wall, _, key, step, x in merged:
