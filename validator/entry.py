@@ -1,7 +1,8 @@
 """The ``spec-check`` entry point: signals first, then everything else.
 
-A module with no imports but the standard library's ``signal``, ``sys`` and ``gc``, so that the
-handlers are in place before click, rich or pydantic load (a Slurm prolog's SIGTERM or a
+A module with no imports but the standard library's ``signal``, ``sys``, ``gc``, ``io`` and ``os``
+(all loaded by the interpreter before any script), so that the handlers are in place before
+click, rich or pydantic load (a Slurm prolog's SIGTERM or a
 user's Ctrl-C often lands during start-up):
 
 * SIGTERM and SIGHUP (``timeout``, scancel, a closed terminal) end the run the way
@@ -22,6 +23,8 @@ as before; a cycle waits a little longer).
 from __future__ import annotations
 
 import gc
+import io
+import os
 import signal
 import sys
 from typing import TYPE_CHECKING, Any
@@ -90,10 +93,38 @@ def _quit(why: str) -> None:
     sys.exit(2)
 
 
+class ClosedStdout(io.TextIOBase):
+    """Standard output when the run was started with it closed (``check >&-``): a write
+    fails as a write to a full disk fails (an ``OSError``, here EBADF), which the CLI turns
+    into its one-line ``cannot write to standard output`` error, exit 2."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        raise OSError(9, "it is closed")  # errno.EBADF (the errno module is not loaded yet)
+
+
+def _closed_stdout() -> None:
+    """With file descriptor 1 closed, /dev/null is put there (so that no file opened later
+    takes it and no child process writes into that file) and ``sys.stdout`` refuses writes."""
+    if sys.stdout is not None:
+        return
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+    except OSError:
+        pass
+    sys.stdout = ClosedStdout()
+
+
 YOUNG_COLLECTION = 10_000  # new objects between two young collections (CPython's default: 700)
 
 
 def main(argv: list[str] | None = None) -> Any:
+    _closed_stdout()
     young, *older = gc.get_threshold()
     if 0 < young < YOUNG_COLLECTION:  # 0: collection turned off by the caller; left so
         gc.set_threshold(YOUNG_COLLECTION, *older)

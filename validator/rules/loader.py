@@ -47,7 +47,12 @@ __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", v))
+    """The numbers of a version ("1.2.3" -> (1, 2, 3)); ``ValueError`` when one has more than
+    9 digits or there are more than 8 (no release is numbered so)."""
+    parts = re.findall(r"\d+", v)
+    if not parts or len(parts) > 8 or any(len(p) > 9 for p in parts):
+        raise ValueError(v)
+    return tuple(int(p) for p in parts)
 
 
 @overload
@@ -131,7 +136,14 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
     raw_meta = load_yaml(meta_path)
     if isinstance(raw_meta, dict) and "min_engine_version" in raw_meta:
         need = str(raw_meta["min_engine_version"])
-        if _version_tuple(need) > _version_tuple(__version__):
+        try:
+            needed = _version_tuple(need)
+        except ValueError:
+            shown = need if len(need) <= 40 else f"{need[:20]}... ({len(need):,} characters)"
+            raise RuleFileError(f"min_engine_version {shown!r} is not a version such as 0.3 or 1.2.3 (at most "
+                                "8 numbers of at most 9 digits)", file=str(meta_path),
+                                line=line_of(raw_meta, ("min_engine_version",))) from None
+        if needed > _version_tuple(__version__):
             raise RuleFileError(
                 f"this pack needs spec-check >= {need} (this is {__version__})",
                 file=str(meta_path), line=line_of(raw_meta, ("min_engine_version",)),
