@@ -16,7 +16,7 @@ import pytest
 
 from tests.jobs.util import spec_check
 from tests.runs.util import FIXTURES, RECORDINGS, measure
-from validator.runs.readers import Tail
+from validator.runs.readers import RunFileError, Tail
 
 RUN = FIXTURES / "cpu_ddp2_crash"
 
@@ -231,3 +231,25 @@ def test_reading_a_huge_cut_length_scans_the_rest_in_bounded_memory(tmp_path: Pa
     t = Tail()
     assert len(list(event_file(p, t))) == 3 and t.what == "record 5 (half-written)"
 
+
+
+def test_a_big_graph_record_is_checked_in_chunks_and_passed_over(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record over BIG_RECORD (a TF1 graph_def) is CRC-checked a chunk at a time and holds
+    no scalar; a big summary is still parsed; a flipped byte in the big graph is corruption."""
+    from validator.runs import events
+
+    monkeypatch.setattr(events, "BIG_RECORD", 1000)
+    monkeypatch.setattr(events, "SCAN_CHUNK", 256)
+    graph = b"\x09" + struct.pack("<d", 1795000000.0) + b"\x22\xa0\x1f" + b"g" * 4000  # graph_def = 4
+    big_summary = _event(7, "train/loss", 3.0) + b"\x52\xa0\x1f" + b"s" * 4000  # + source_metadata (10)
+    body = _losses(3) + _frame(graph) + _losses(2, start=4) + _frame(big_summary)
+    _, p = _run(tmp_path, body)
+    got = [(s, x) for _, s, _, x in events.event_file(p, Tail())]
+    assert got == [(1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0), (5, 1.0), (7, 3.0)]
+    data = bytearray(p.read_bytes())
+    at = len(_frame(FIRST)) + len(_losses(3))
+    data[at + 12 + 2000] ^= 0x01
+    p.write_bytes(bytes(data))
+    with pytest.raises(RunFileError, match=f"record 5 at byte {at}: its data fails its CRC-32C"):
+        list(events.event_file(p, Tail()))

@@ -24,6 +24,9 @@ What is trusted and what is not:
 * a length over ``MAX_RECORD`` (2 GiB, the most protobuf parses as one message) is
   corruption wherever it stands, and is never read (a length of 2**62 is an error, not a
   ``MemoryError``);
+* a record over ``BIG_RECORD`` (64 MiB: a TF1 graph) has its CRC computed a chunk at a
+  time, and is read whole again only when its Event is not a graph, a meta-graph or run
+  metadata, so memory stays bounded whatever the graph's size;
 * a record that runs past the end of the file is a half-written tail (a writer mid-flush)
   only when no whole record follows its header; when one does, the length is corrupt and
   the records after it would be lost, so it is an error too.
@@ -44,6 +47,7 @@ from validator.runs.readers import RunFileError, Scalar, Tail
 
 MAX_RECORD = (1 << 31) - 1  # protobuf refuses to parse a message of 2 GiB or more
 SCAN_CHUNK = 1 << 20  # the bytes after a cut record are looked through this many at a time
+BIG_RECORD = 64 << 20  # a record longer is CRC-checked a chunk at a time (TF1 graphs can be this big)
 _HEAD = struct.Struct("<QI")
 _CRC = struct.Struct("<I")
 _F32, _F64 = struct.Struct("<f"), struct.Struct("<d")
@@ -143,6 +147,59 @@ def _whole_record_after(f: Any, start: int, size: int) -> int | None:  # Any: a 
     return None
 
 
+def _what_field(head: bytes) -> int | None:
+    """The number of the first Event field after ``wall_time`` and ``step`` in a record's
+    first bytes (the ``what`` a writer sets), or None where the head does not say."""
+    i = 0
+    while i < len(head):
+        key, shift = 0, 0
+        while i < len(head) and head[i] & 0x80:
+            key |= (head[i] & 0x7F) << shift
+            shift += 7
+            i += 1
+        if i >= len(head):
+            return None
+        key |= head[i] << shift
+        i += 1
+        number, wire = key >> 3, key & 7
+        if number == 1 and wire == 1:  # wall_time, a double
+            i += 8
+        elif number == 2 and wire == 0:  # step, a varint
+            while i < len(head) and head[i] & 0x80:
+                i += 1
+            i += 1
+        else:
+            return number
+    return None
+
+
+def _big_record(f: Any, length: int) -> tuple[bool, bytes | None]:  # Any: a binary file
+    """(CRC checks, the data where it may hold scalars) of a record over ``BIG_RECORD``:
+    its CRC computed a chunk at a time; the data is read whole again only when the Event
+    is not a graph, a meta-graph or run metadata (fields 4, 8, 9), which hold no scalar."""
+    import google_crc32c
+
+    start = f.tell()
+    c, left = 0, length
+    head = b""
+    while left:
+        chunk = f.read(min(left, SCAN_CHUNK))
+        if not chunk:
+            return False, None
+        head = head or chunk[:64]
+        c = google_crc32c.extend(c, chunk)
+        left -= len(chunk)
+    want = f.read(4)
+    if len(want) < 4 or _CRC.unpack(want)[0] != (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF:
+        return False, None
+    if _what_field(head) in (4, 8, 9):
+        return True, None
+    f.seek(start)
+    data = f.read(length)
+    f.seek(start + length + 4)
+    return True, data
+
+
 def records(path: Path, tail: Tail) -> Iterator[tuple[int, int, bytes]]:
     """(record number, byte offset, data) of each whole record, both CRCs checked."""
     crc = _crc32c()
@@ -176,6 +233,14 @@ def records(path: Path, tail: Tail) -> Iterator[tuple[int, int, bytes]]:
                                                     f"byte {after} (a corrupt record)")
                 tail.bytes, tail.what = size - offset, f"record {n} (half-written)"
                 return
+            if length > BIG_RECORD:  # a graph or meta-graph: checked a chunk at a time, not held
+                ok, kept = _big_record(f, length)
+                if not ok:
+                    raise _corrupt(path, n, offset, "its data fails its CRC-32C (a corrupt record)")
+                if kept is not None:
+                    yield n, offset, kept
+                offset = end
+                continue
             data = read(length + 4)
             c = crc(data[:length])
             if unpack_crc(data, length)[0] != (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF:
