@@ -197,8 +197,8 @@ def _incident_item(inc: Incident) -> dict[str, JSONValue]:
     else:
         assert r is not None and s is not None
         loc = {"file": s.name}
-        seen = (f"the writer's {r.marker} (its last step before: {r.step_before})" if r.marker else
-                f"{r.tag} went back from step {r.step_before} to {r.step_after}")
+        seen = (r.seen or (f"the writer's {r.marker} (its last step before: {r.step_before})" if r.marker else
+                f"{r.tag} went back from step {r.step_before} to {r.step_after}"))
         start = (f"no failure line: {seen}; from the "
                  f"last emission before the restart at {_utc(r.wall_before)} (includes the time before "
                  "the failure was noticed: an upper bound)")
@@ -212,6 +212,13 @@ def _incident_item(inc: Incident) -> dict[str, JSONValue]:
             rec = error(f"the restart's first step comes before the failure: {start} -> {end}",
                         source=e.text if e else None)
             rec["location"] = loc
+    elif r is not None and s is not None:  # resumed, in metrics that carry no wall time
+        fields["resumed"] = value(f"{r.tag} step {r.step_after}", location={"file": s.name})
+        how = r.seen or f"{r.tag} went back from step {r.step_before} to {r.step_after}"
+        rec = error(f"resumed, but not timed: {how} in {s.name}, which carries no wall time per "
+                    f"emission, and no timestamped training step follows the {start}; give the run's "
+                    f"TensorBoard or MLflow output, which carries wall times", source=e.text if e else None)
+        rec["location"] = loc
     elif inc.log_resume is not None and secs is not None:
         lr = inc.log_resume
         fields["resumed"] = value(lr.text, location={"file": lr.file, "line": lr.line})
@@ -236,5 +243,5 @@ def run_facts(ev: RunEvidence) -> dict[str, Fact]:
 def listing(ev: RunEvidence) -> dict[str, JSONValue]:
     """The result's ``extra["run"]``: which files were read as what, and which were passed
     over and why (every file of the run folders is in one of the two lists)."""
-    return {"folders": ev.roots, "read": ev.read, "passed_over": ev.passed,
+    return {"folders": ev.roots, "read": ev.read, "passed_over": ev.passed, "versions": ev.versions,
             "errors": [{"file": e.file, "line": e.line, "message": e.message} for e in ev.errors]}

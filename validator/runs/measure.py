@@ -19,6 +19,7 @@ from validator.runs import readers
 from validator.runs.cadence import Stream
 from validator.runs.families import Classifier
 from validator.runs.sniff import survey
+from validator.runs.versions import link
 
 if TYPE_CHECKING:
     from validator.jobs.recovery_log import Event
@@ -40,6 +41,7 @@ class RunEvidence:
     errors: list[readers.RunFileError] = field(default_factory=list)
     log_events: list[Event] = field(default_factory=list)
     log_texts: dict[str, bool] = field(default_factory=dict)  # file -> has a dated (ISO) line
+    versions: list[dict[str, JSONValue]] = field(default_factory=list)  # Lightning version folders read
 
     def metric_sources(self) -> int:
         return len(self.streams)
@@ -126,4 +128,6 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
 
         ev.log_texts[str(p)] = ISO_TIME.search(text) is not None
         ev.read.append({"file": str(p), "as": AS["log"]})
+    names = [str(r["file"]) for r in ev.read] + [r["file"] for r in ev.passed]
+    ev.versions = [d.as_json() for d in link(ev.streams, names)]
     return ev
