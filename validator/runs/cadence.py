@@ -141,6 +141,14 @@ class Family:
     def max_gap(self) -> Gap | None:
         return max(self.longest)[2] if self.longest else None
 
+    def stall_count(self) -> int:
+        """How many gaps were stalls, kept or not (from the histogram: 3 significant digits)."""
+        med = self.wall_gap(0.5)
+        if med is None:
+            return 0
+        bound = max(STALL_FACTOR * med, STALL_MIN_S)
+        return sum(n for k, n in self.wall_gaps.items() if k >= _q3(bound))
+
     def stalls(self) -> list[Gap]:
         med = self.wall_gap(0.5)
         if med is None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from validator.runs import readers
 from validator.runs.cadence import Stream
 from validator.runs.families import Classifier
-from validator.runs.sniff import survey
+from validator.runs.sniff import lfs_pointer, survey
 from validator.runs.versions import link
 
 if TYPE_CHECKING:
@@ -89,6 +89,12 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
     for d in dirs:
         s = survey(d)
         ev.passed += [{"file": f, "why": why} for f, why in s.passed]
+        for p in s.files.get("lfs_pointer", []):
+            with open(p, "rb") as fh:
+                _, what = lfs_pointer(p, fh.read(1024))
+            ev.errors.append(readers.RunFileError(
+                str(p), None, f"{what}, not the file itself: its metrics are unknown (git lfs pull, "
+                              f"or give the run folder with the file fetched)"))
         for p in s.files.get("tfrecord_cut", []):
             size = p.stat().st_size
             ev.errors.append(readers.RunFileError(
