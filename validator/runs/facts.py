@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from validator.facts.document import Fact, error, item, items, value
 from validator.runs.cadence import Family, Gap, Stream
 from validator.runs.families import EVAL_ONLY, INTERVAL_SETTING, MON01, THROUGHPUT_SETTING, setting_for
-from validator.runs.measure import RunEvidence
+from validator.runs.measure import AS, RunEvidence
 from validator.runs.recovery import Incident, incidents
 from validator.values.units import format_value
 
@@ -248,7 +248,14 @@ def rec02(ev: RunEvidence) -> Fact:
     members: list[dict[str, JSONValue]] = []
     for inc in incidents(ev.log_events, ev.log_texts, ev.streams):
         members.append(_incident_item(inc))
-    return items(members, source=", ".join(ev.roots))
+    fact = items(members, source=", ".join(ev.roots))
+    if not members:  # what REC-02's skip says: no log to look in, or a log with no failure
+        logs = [str(r["file"]) for r in ev.read if r.get("as") == AS["log"]]
+        fact["empty"] = (f"no failure in the log(s): {_cut(logs, 3)}" if logs else
+                         "no launcher or training log in the run (no failure line to time a recovery "
+                         "from, and no restart in its metrics); give the launcher's log with "
+                         "--recovery-log or in the run folder")
+    return fact
 
 
 def _incident_item(inc: Incident) -> dict[str, JSONValue]:
