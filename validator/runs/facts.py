@@ -157,7 +157,11 @@ def _worst_p95(pairs: Sequence[tuple[Stream, Family]]) -> tuple[float | None, St
 def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = ()) -> dict[str, JSONValue]:
     loc = {"file": s.name}
     every = [(s, f), *others]
-    setting = setting_for(f.framework, INTERVAL_SETTING)
+    # a name any framework might log (train_loss) takes the setting of the framework whose own
+    # names the same source logs (Lightning's device stats, HF's grad_norm)
+    fw = f.framework if f.framework != "any framework" else next(
+        (x.framework for x in s.families.values() if x.framework != "any framework"), f.framework)
+    setting = setting_for(fw, INTERVAL_SETTING)
     src = f"{_names(f)} in {s.name}: {f.emissions} emissions; its interval is set by {setting}"
     med_w, p95_w = f.wall_gap(0.5), f.wall_gap(0.95)
     fields: dict[str, Fact] = {

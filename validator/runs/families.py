@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
-FAMILIES = ("loss", "throughput", "gradient_stats", "memory", "gpu_utilization", "collective_latency",
-            "energy")
+FAMILIES = ("loss", "throughput", "eval_throughput", "gradient_stats", "memory", "gpu_utilization",
+            "collective_latency", "energy")
 # Throughput measured by an evaluation loop (HF's eval_samples_per_second, a val/ or test/ name):
 # logged at the evaluation cadence, it is not training throughput: it meets no MON-01 family
 # and MON-02 does not judge its cadence (the evaluation interval is not the metrics interval).

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validator.runs import readers
+from validator.runs import dslog, dvclive, readers
 from validator.runs.cadence import Stream
 from validator.runs.families import Classifier
 from validator.runs.sniff import lfs_pointer, survey
@@ -29,7 +29,9 @@ _TS = re.compile(r"tfevents\.(\d+)")
 
 AS = {"tensorboard": "TensorBoard event file", "csv": "metrics CSV", "jsonl": "JSON-lines metrics",
       "trainer_state": "HF trainer_state.json log_history", "mlflow": "MLflow file-store metrics",
-      "log": "launcher/training log"}
+      "log": "launcher/training log", "dvclive": "DVCLive plots/metrics series",
+      "dvclive_summary": "DVCLive metrics.json (latest values)",
+      "deepspeed_log": "DeepSpeed's step lines in a launcher/training log"}
 
 
 @dataclass
@@ -113,6 +115,15 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
             for p in s.files.get(kind, []):
                 tails = {str(p): readers.Tail()}
                 _run_stream(ev, Stream(str(p), kind, classify), reader(p, tails[str(p)]), [p], AS[kind], tails)
+        for dv_root, named in s.dvclive.items():
+            t = readers.Tail()
+            tsvs = [p for _, p in named]
+            _run_stream(ev, Stream(dv_root, "dvclive", classify), dvclive.series(named, t), tsvs,
+                        AS["dvclive"], {str(tsvs[-1]): t})
+        for p in s.files.get("dvclive_summary", []):
+            tails = {str(p): readers.Tail()}
+            _run_stream(ev, Stream(str(p), "dvclive_summary", classify), dvclive.summary(p, tails[str(p)]), [p],
+                        AS["dvclive_summary"], tails)
         for run, keyed in s.mlflow.items():
             t = readers.Tail()
             files = [p for _, p in keyed]
@@ -134,6 +145,11 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
 
         ev.log_texts[str(p)] = ISO_TIME.search(text) is not None
         ev.read.append({"file": str(p), "as": AS["log"]})
+        ds = Stream(str(p), "deepspeed_log", classify)
+        _feed(ds, dslog.scalars(text))
+        if ds.scalars:
+            ev.streams.append(ds)
+            ev.read.append({"file": str(p), "as": AS["deepspeed_log"]})
     names = [str(r["file"]) for r in ev.read] + [r["file"] for r in ev.passed]
     ev.versions = [d.as_json() for d in link(ev.streams, names)]
     return ev

@@ -11,6 +11,9 @@ A file is read as:
 * ``trainer_state``: a JSON document with a ``log_history`` list (HF Trainer);
 * ``jsonl``: JSON lines whose first record has a step key and a number besides it;
 * ``csv``: a CSV header with a step column (Lightning's CSVLogger ``metrics.csv``);
+* ``dvclive``: a tab-separated header with a ``step`` column (DVCLive's
+  ``plots/metrics/<name>.tsv``), and ``dvclive_summary``: a JSON document with a numeric
+  ``step`` and metrics beside it (DVCLive's ``metrics.json``);
 * ``mlflow``: lines of ``timestamp value step`` (an MLflow file store metric: the metric's
   key is its path under the run's ``metrics/`` folder, as MLflow writes it);
 * ``log``: text with a launcher's, a failure's or a training step's line (torchrun's console
@@ -34,6 +37,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from validator.runs.dvclive import is_summary, is_tsv, key_of
 from validator.runs.readers import MAX_JSON_BYTES, STEP_KEYS
 
 MAX_FILES = 20_000
@@ -48,7 +52,8 @@ _METRIC_NAME = re.compile(r"tfevents|\.(?:csv|tsv|jsonl?|log|out|err|txt)$|^metr
 _MLFLOW_LINE = re.compile(rb"-?\d{10,15} \S+(?: -?\d{1,18})?(?: \S+ \S+)?\r?\n?")
 _LAUNCHER = re.compile(
     r"torch\.distributed|torchrun|elastic|\[default\d+\]:|\[rank\d+\]:|Starting worker group"
-    r"|^srun: |slurmstepd|^\d+: |NCCL INFO|NCCL WARN|Traceback \(most recent call last\)",
+    r"|^srun: |slurmstepd|^\d+: |NCCL INFO|NCCL WARN|Traceback \(most recent call last\)"
+    r"|RunningAvgSamplesPerSec=|\bstep=\d+, skipped=\d+, lr=|iter time \(s\): [\d.]+ samples/sec: |time \(ms\) \| ",
     re.M)
 
 
@@ -59,6 +64,7 @@ class Survey:
     root: str
     files: dict[str, list[Path]] = field(default_factory=dict)  # kind -> files
     mlflow: dict[str, list[tuple[str, Path]]] = field(default_factory=dict)  # run -> (key, file)
+    dvclive: dict[str, list[tuple[str, Path]]] = field(default_factory=dict)  # folder -> (name, tsv)
     passed: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -126,6 +132,8 @@ def kind_of(path: Path, head: bytes) -> tuple[str | None, str]:
             return kind, why
     if _MLFLOW_LINE.fullmatch(head.split(b"\n", 1)[0] + b"\n"):
         return "mlflow", ""
+    if "\t" in s and is_tsv(s):
+        return "dvclive", ""
     if "," in s:
         cols = [c.strip() for c in s.split(",")]
         if any(k in cols for k in STEP_KEYS):
@@ -207,7 +215,9 @@ def _json_kind(path: Path, first: str, rest: str) -> tuple[str | None, str]:
         return None, "starts like JSON but is neither a JSON document nor JSON lines"
     if isinstance(doc, dict) and isinstance(doc.get("log_history"), list):
         return "trainer_state", ""
-    return None, "a JSON document with no log_history list"
+    if is_summary(doc):
+        return "dvclive_summary", ""
+    return None, "a JSON document with no log_history list, and no step with metrics beside it"
 
 
 def _metric_record(rec: dict[str, object]) -> bool:
@@ -260,6 +270,9 @@ def survey(root: Path) -> Survey:
         elif kind == "mlflow":
             run, key = _mlflow_key(p)
             out.mlflow.setdefault(run, []).append((key, p))
+        elif kind == "dvclive":
+            folder, name = key_of(p)
+            out.dvclive.setdefault(folder, []).append((name, p))
         else:
             out.files.setdefault(kind, []).append(p)
     return out
