@@ -292,9 +292,11 @@ def _incident_item(inc: Incident) -> dict[str, JSONValue]:
     elif r is not None and s is not None:  # resumed, in metrics that carry no wall time
         fields["resumed"] = value(f"{r.tag} step {r.step_after}", location={"file": s.name})
         how = r.seen or f"{r.tag} went back from step {r.step_before} to {r.step_after}"
+        after = (f"no timestamped training step follows the {start}" if e is not None else
+                 "no failure line in the run to time it from")
         rec = error(f"resumed, but not timed: {how} in {s.name}, which carries no wall time per "
-                    f"emission, and no timestamped training step follows the {start}; give the run's "
-                    f"TensorBoard or MLflow output, which carries wall times", source=e.text if e else None)
+                    f"emission, and {after}; give the run's TensorBoard or MLflow output, which carries "
+                    f"wall times", source=e.text if e else None)
         rec["location"] = loc
     elif inc.log_resume is not None and secs is not None:
         lr = inc.log_resume

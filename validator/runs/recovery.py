@@ -131,4 +131,7 @@ def incidents(log_events: list[Event], dated: dict[str, bool], streams: list[Str
     for i, (r, s) in enumerate(restarts):
         if i not in used:
             out.append(Incident(None, None, r, s))
+    # a restart in metrics with no wall time and no failure line: the job restarted, and
+    # how long it took is unknown (an error, never a skip as if nothing happened)
+    out += [Incident(None, None, r, s) for r, s in untimed]
     return out
