@@ -1,4 +1,4 @@
-"""Lightning's version folders: which new folder is a resume of the one before it.
+"""Lightning's version folders (and MLflow runs of one experiment): which is a resume of the one before it.
 
 Lightning's TensorBoardLogger and CSVLogger write each ``Trainer.fit`` into a new
 ``version_N`` folder unless told a version. A job restarted after a failure and resumed from
@@ -53,14 +53,25 @@ class Decision:
                 "why": self.why}
 
 
-def _version_key(s: Stream) -> tuple[tuple[str, str, str], int] | None:
-    """(logger root, file name, kind), N for a stream inside ``.../version_N/``."""
+def _version_key(s: Stream) -> tuple[tuple[str, str, str], float] | None:
+    """(logger root, file name, kind) and the order in it: N for a stream inside
+    ``.../version_N/``; for an MLflow run, its experiment folder and its first wall time (HF's
+    MLflowCallback starts a new run in the same experiment when a job is started again)."""
     p = Path(s.name)
+    if s.kind == "mlflow":
+        return ((str(p.parent), "", s.kind), s.first_wall) if s.first_wall is not None else None
     folder, tail = (p, "") if s.kind == "tensorboard" else (p.parent, p.name)
     m = _VERSION.fullmatch(folder.name)
     if m is None:
         return None
     return (str(folder.parent), tail, s.kind), int(m.group(1))
+
+
+def _label(s: Stream) -> str:
+    p = Path(s.name)
+    if s.kind == "mlflow":
+        return f"MLflow run {p.name[:12]}"
+    return p.name if s.kind == "tensorboard" else p.parent.name
 
 
 def checkpoint_steps(files: list[str]) -> list[int]:
@@ -83,9 +94,9 @@ def _decide(prev: Stream, nxt: Stream, ckpts: list[int]) -> tuple[Restart | None
     tag, first, wall = fm
     top = prev.top_step
     interval = max(prev.step_interval() or 1, nxt.step_interval() or 1)
-    pname, nname = Path(prev.name), Path(nxt.name)
-    pv = pname.name if prev.kind == "tensorboard" else pname.parent.name
-    nv = nname.name if nxt.kind == "tensorboard" else nname.parent.name
+    pv, nv = _label(prev), _label(nxt)
+    where = ("a new MLflow run of the same experiment" if nxt.kind == "mlflow" else
+             "a new version folder")
     if first <= interval:
         return None, (f"its first step {first} is within one logging interval ({interval} steps) of step 0: "
                       f"a new fit, not a resume")
@@ -94,7 +105,8 @@ def _decide(prev: Stream, nxt: Stream, ckpts: list[int]) -> tuple[Restart | None
     before = [c for c in ckpts if c < first]
     ck = f"; checkpoint at step {before[-1]} in the run" if before else ""
     last = f"{pv}'s last step {top}" if top is not None else f"{pv} holds no step"
-    seen = (f"Lightning resumed into a new version folder: {nv} starts at step {first} ({tag}), "
+    who = "" if nxt.kind == "mlflow" else "Lightning "
+    seen = (f"{who}resumed into {where}: {nv} starts at step {first} ({tag}), "
             f"continuing {last} (more than one logging interval, {interval} steps, past step 0){ck}")
     r = Restart(tag, top, first, prev.last_wall, wall, seen=seen)
     return r, seen
@@ -103,7 +115,7 @@ def _decide(prev: Stream, nxt: Stream, ckpts: list[int]) -> tuple[Restart | None
 def link(streams: list[Stream], files: list[str]) -> list[Decision]:
     """Each Lightning version folder read against the one before it; a resume becomes a
     ``Restart`` on the new folder's stream (its first emission), so that REC-02 times it."""
-    groups: dict[tuple[str, str, str], list[tuple[int, Stream]]] = {}
+    groups: dict[tuple[str, str, str], list[tuple[float, Stream]]] = {}
     for s in streams:
         k = _version_key(s)
         if k is not None:
