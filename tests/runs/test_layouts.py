@@ -82,6 +82,23 @@ def test_a_separate_fit_after_a_failure_is_not_a_resume(tmp_path: Path) -> None:
     assert all(d["read_as"] == "a separate fit" for d in ev.versions)
 
 
+def test_hf_trainer_resumed_into_a_new_mlflow_run_is_timed_as_a_restart() -> None:
+    """HF Trainer with report_to mlflow under torchrun (scripts/record_hf_mlflow_resume.py):
+    the restarted worker's MLflowCallback opens a new run in the same experiment."""
+    run = FIXTURES / "hf_mlflow_cpu_resume"
+    t = truth(run)
+    kill = next(r["t"] for r in t if r["event"] == "kill")
+    first = next(r["t"] for r in t if r["event"] == "log" and r["restart"] == 1)
+    assert abs((first - kill) - 34.95) < 0.01  # truth.jsonl: SIGKILL at step 73 -> step 60 logged again
+    ev, facts = measure(run)
+    [inc] = facts["job.recovery.measured"]["items"]
+    assert abs(inc["fields"]["recovery"]["value"] - (first - kill)) <= 1.5
+    assert inc["fields"]["resumed"]["value"].endswith("step 60")
+    [d] = ev.versions
+    assert d["read_as"].startswith("resumed") and "a new MLflow run of the same experiment" in d["why"]
+    assert facts["job.metrics.gradient_stats"]["value"] == "emitted"
+
+
 def test_version_folders_written_at_once_are_not_a_restart(tmp_path: Path) -> None:
     """Two version folders whose writing overlaps in time are two runs, whatever their steps."""
     from validator.runs.cadence import Stream
