@@ -37,7 +37,7 @@ def test_manifest_pins_every_file_and_every_run_has_expectations() -> None:
     assert runs == set(EXPECT) and len(runs) >= 15
     assert len({r["repo"] for r in rows}) >= 8
     on_disk = {str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file()} - {
-        "MANIFEST.tsv", "expectations.yaml"}
+        "MANIFEST.tsv", "expectations.yaml", "README.md"}
     assert on_disk == {r["local_file"] for r in rows}
     for r in rows:
         data = (CORPUS / r["local_file"]).read_bytes()
