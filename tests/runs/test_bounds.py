@@ -167,3 +167,24 @@ def test_a_walk_far_past_its_cap_stops_counting(tmp_path: Path, monkeypatch: pyt
     s = sniff.survey(run)
     [line] = [why for _, why in s.passed if "entries" in why]
     assert line == "more than 5 entries: the first 5 were looked at, more than 45 others were not"
+
+
+def test_1500_dvclive_series_under_ulimit_1024_and_a_time_in_no_unit(tmp_path: Path) -> None:
+    metrics = tmp_path / "dvclive" / "plots" / "metrics" / "train"
+    metrics.mkdir(parents=True)
+    for k in range(1500):
+        (metrics / f"m{k:04d}.tsv").write_text(f"timestamp\tstep\tm{k:04d}\n" + "".join(
+            f"{(T0 + 10 * s) * 1000 + k}\t{s}\t{s * 0.5}\n" for s in range(1, 4)))
+    out, _ = _peak_mib(textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+        from pathlib import Path
+        from validator.runs.measure import read_runs
+        ev = read_runs([Path({str(tmp_path)!r})])
+        print(len(ev.errors), [e.message for e in ev.errors][:1], sum(s.scalars for s in ev.streams))"""))
+    assert out == "0 [] 4500"
+    bad = metrics / "m0000.tsv"
+    bad.write_text(f"timestamp\tstep\tm0000\n{T0 * 1000}\t1\t0.5\n{T0 * 10**12}\t2\t0.5\n")
+    ev, _ = measure(tmp_path)
+    [err] = ev.errors
+    assert (err.file, err.line) == (str(bad), 3) and "no Unix time in s, ms, us or ns" in err.message

@@ -101,7 +101,7 @@ MAX_LINE = 1024 * 1024  # a metric record is a few hundred bytes; a longer line 
 TOO_DEEP = "JSON nested deeper than Python's parser goes (no metric record is)"
 
 
-def _lines(f: TextIO, path: Path) -> Iterator[tuple[int, str]]:
+def bounded_lines(f: TextIO, path: Path) -> Iterator[tuple[int, str]]:
     """(number, line) with each line read to at most MAX_LINE characters: a file of one
     10 GB line must not be held in memory to find out it is not a metric log."""
     n = 0
@@ -121,7 +121,7 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
     with open(path, encoding="utf-8", errors="strict") as f:
         n = 0
         try:
-            for n, line in _lines(f, path):
+            for n, line in bounded_lines(f, path):
                 if not line.strip():
                     continue
                 try:
@@ -156,7 +156,7 @@ def metrics_csv(path: Path, tail: Tail) -> Iterator[Scalar]:
     differs from the header's (the header changed half-way, two writers) is an error."""
     with open(path, encoding="utf-8", newline="") as f:
         try:
-            rows = csv.reader(line for _, line in _lines(f, path))  # each line at most MAX_LINE
+            rows = csv.reader(line for _, line in bounded_lines(f, path))  # each line at most MAX_LINE
             header = next(rows, None)
             if header is None:
                 return
@@ -246,25 +246,25 @@ def trainer_state(path: Path, tail: Tail) -> Iterator[Scalar]:
 _MLFLOW = re.compile(r"(-?\d{1,15}) (\S+)(?: (-?\d{1,18}))?(?: \S+ \S+)?")
 
 
-MLFLOW_CHUNK = 16 * 1024  # an MLflow metric line is under 100 bytes
+SERIES_CHUNK = 16 * 1024  # an MLflow or DVCLive metric line is under 100 bytes
 
 
-def _chunked_lines(p: Path) -> Iterator[tuple[int, str]]:
-    """(number, line) of a file read ``MLFLOW_CHUNK`` bytes at a time, the file open only
+def chunked_lines(p: Path) -> Iterator[tuple[int, str]]:
+    """(number, line) of a file read ``SERIES_CHUNK`` bytes at a time, the file open only
     while a chunk is read: a run of thousands of metric files merged at once holds no file
     open between reads (1,500 keys under ``ulimit -n 1024`` were 'Too many open files')."""
     pos, n = 0, 0
     while True:
         with open(p, "rb") as f:
             f.seek(pos)
-            block = f.read(MLFLOW_CHUNK)
+            block = f.read(SERIES_CHUNK)
         if not block:
             return
         cut = block.rfind(b"\n") + 1
         if cut == 0:
-            if len(block) == MLFLOW_CHUNK:
-                raise RunFileError(str(p), n + 1, f"a line longer than {MLFLOW_CHUNK >> 10} KiB: no MLflow "
-                                                  "metric line")
+            if len(block) == SERIES_CHUNK:
+                raise RunFileError(str(p), n + 1, f"a line longer than {SERIES_CHUNK >> 10} KiB: no metric "
+                                                  "series line")
             cut = len(block)  # the last line, with no newline yet
         pos += cut
         parts = block[:cut].split(b"\n")
@@ -286,7 +286,7 @@ def mlflow_run(files: list[tuple[str, Path]], tail: Tail) -> Iterator[Scalar]:
     read a chunk at a time and open only while it is read."""
 
     def lines(key: str, p: Path) -> Iterator[tuple[float, int, str, int | None, float]]:
-        for n, line in _chunked_lines(p):
+        for n, line in chunked_lines(p):
             s = line.strip()
             if not s:
                 continue
