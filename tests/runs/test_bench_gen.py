@@ -96,16 +96,23 @@ def test_the_bench_runs_side_by_side_and_prints_ratios_and_peak_memory(tmp_path:
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, str(BENCH), "--scalars", "2000", "--files", "1", "--dir", str(tmp_path)],
+    r = subprocess.run([sys.executable, str(BENCH), "--scalars", "2000", "--files", "1", "--dir", str(tmp_path),
+                        "--readers", "loader,tbparse,raw,plain,ours", "--serial"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "tensorboard EventFileLoader (events)" in out and "RawEventFileLoader + Event parse" in out
-    rows = {line[:46].strip(): line[46:].split() for line in out.splitlines() if "spec-check read_runs" in line
-            or "RawEventFileLoader" in line}
-    assert rows["spec-check read_runs (scalars)"][2] == "2000" == rows["tensorboard RawEventFileLoader + Event parse"][2]
-    assert "ratio ours/EventFileLoader: " in out and "ratio ours/RawEventFileLoader+parse: " in out
+    rows = {line[:46].strip(): line[46:].split() for line in out.splitlines()
+            if line[:46].strip() and len(line[46:].split()) == 3}
+    plain, ours = "plain loop: struct+google-crc32c+protobuf", "spec-check read_runs (scalars)"
+    assert rows[ours][2] == "2000" == rows[plain][2] == rows["tensorboard RawEventFileLoader + Event parse"][2]
+    assert "ratio ours/plain loop: " in out and "(aim <= 2)" in out and "ratio ours/EventFileLoader: " in out
     assert "peak memory ours " in out and "(aim < 200)" in out
+    import importlib.util as iu
+
+    assert ("ratio ours/tbparse: " in out) == (iu.find_spec("tbparse") is not None)
+    if iu.find_spec("tbparse") is None:  # named, never silently dropped
+        assert "tbparse SummaryReader (scalars): not measured, tbparse is not installed" in out
     b = _bench()
     assert b.main.__doc__ is None and "--ten-million" in (b.__doc__ or "")
 
