@@ -1,46 +1,46 @@
-"""`lint --run` reading a long run, side by side with tensorboard's own event-file reader.
+"""`lint --run` reading a long run, side by side with a plain loop and tensorboard's and tbparse's readers.
 
     python bench/run_bench.py [--scalars N | --ten-million] [--files 4] [--dir /tmp/spec-check-run-bench]
-                              [--readers loader,raw,ours] [--serial] [--generate-only | --ours-only]
+                              [--readers loader,tbparse,raw,plain,ours] [--serial] [--generate-only | --ours-only]
 
 Writes a run of N scalars (default 1,000,000; ``--ten-million`` the issue's size), one per
 event as torch's SummaryWriter writes them: loss, grad_norm, tokens/s, memory and an
 unclassified name, cycling, over N/5 steps with a wall time each, as TFRecord event files.
 Then times, each in a fresh process of its own (at once unless ``--serial``):
 
-* loader: tensorboard's ``EventFileLoader`` iterating every event of the same files (the
-  issue's baseline: what TensorBoard itself reads them with);
-* raw: tensorboard's ``RawEventFileLoader`` (the same record reader, both CRCs checked) with
-  each record parsed into an Event, without the loader's conversion of every value to a
-  tensor summary: the floor of any reader built on tensorboard's;
-* ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader,
-  the families, the cadence histograms, restarts and stalls), the whole of ``lint --run``'s
-  reading.
+* loader: tensorboard's ``EventFileLoader`` iterating every event of the same files (what
+  TensorBoard itself reads them with);
+* tbparse: tbparse's ``SummaryReader``, every scalar in a DataFrame;
+* raw: tensorboard's ``RawEventFileLoader`` (its record reader, both CRCs checked, its CRC in
+  pure Python where TensorFlow is not installed) with each record parsed into an Event;
+* plain: the floor, a plain loop: struct framing, google-crc32c's C CRC-32C on both CRCs,
+  protobuf's parser for the Event message, each scalar taken out as (tag, step, time, value);
+* ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader of
+  validator/runs/events.py, the families, the cadence histograms, restarts and stalls), the
+  whole of ``lint --run``'s reading.
 
-Prints each one's CPU time (the machine's load does not move it as it moves wall time) and
-peak memory (ru_maxrss), and the ratios ours/loader and ours/raw (aim: at most 1.5; ours
-under 200 MiB whatever N).
+A reader whose package is not installed is named and left out. Prints each one's CPU time
+(the machine's load does not move it as it moves wall time) and peak memory (VmHWM, which
+starts again at exec), and the ratios ours/plain (aim: at most 2), ours/loader, ours/tbparse
+and ours/raw; ours under 200 MiB whatever N.
 
 Generating is fast: each record is framed with numpy from one template per name and step
 varint length (wall time, step and value patched in), and its CRC-32C computed column by column
-for up to 100,000 steps at once; tensorboard's own ``masked_crc32c`` is pure Python where
-TensorFlow is not installed, and no faster CRC-32C package is a dependency. The files are byte
-for byte what protobuf and tensorboard's CRC make (tests/runs/test_bench_gen.py); reading them
-still costs each reader its pure-Python CRC per record.
+for up to 100,000 steps at once. The files are byte for byte what protobuf and tensorboard's
+CRC make (tests/runs/test_bench_gen.py).
 
-Measured on 2026-11-27 on the project's 2-core VM (AMD EPYC, shared and loaded, load average
-5-11), with tensorboard 2.21.0, protobuf 7.36.2, Python 3.11:
+Measured on 2026-12-01 on the project's 2-core VM (shared and loaded, load average 8-10),
+with tensorboard 2.21.0, tbparse 0.0.9, protobuf 7.36.2, google-crc32c 1.9.0, Python 3.11,
+``--serial``:
 
-* generating 10 million scalars (566 MiB, 4 files): 5 s wall, 118 MiB peak;
-* 100,000 scalars (2 files), the three at once: loader 14.3 CPU s, raw 3.5, ours 5.0: ours/loader
-  0.35, ours/raw 1.42; peak 44-46 MiB each;
-* 1 million scalars (57 MiB), the three at once (07:44-08:03 UTC): loader 127.8 CPU s, raw
-  27.6, ours 39.1: ours/loader 0.31, ours/raw 1.41; 79 MiB peak each;
-* 10 million scalars (``--ten-million --readers raw,ours``, the two at once, 07:08-07:44 UTC):
-  raw 264.9 CPU s, 74 MiB peak; ours 377.4 CPU s, 76 MiB peak, every scalar counted: ours/raw
-  1.43. The loader was not run at 10 million here: at its 1-million rate (127.8 CPU s) it takes
-  about 1,300 CPU s, over an hour of this loaded machine's wall time; its cost is linear in the
-  records (the same reader and conversion per record), so ours/loader stays near 0.31.
+* generating 10 million scalars (566 MiB, 4 files): 21 s wall;
+* 1 million scalars (57 MiB): loader 50.7 CPU s (47 MiB peak), tbparse 24.4 (195 MiB), raw
+  16.6 (47 MiB), plain 3.6 (16 MiB), ours 6.2 (20 MiB): ours/plain 1.71, ours/loader 0.12,
+  ours/tbparse 0.25, ours/raw 0.37 (two earlier runs, plain and ours alone: 1.32 and 1.51);
+* 10 million scalars (``--ten-million --readers loader,plain,ours``): loader 492.5 CPU s
+  (65 MiB), plain 33.4 (16 MiB), ours 48.3 (20 MiB), every scalar counted: ours/plain 1.45,
+  ours/loader 0.10. tbparse was not run at 10 million: its DataFrame of every scalar took
+  195 MiB at 1 million and grows with the run.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_docs_say_what_the_generator_does() -> None:
     doc = " ".join((BENCH.parents[1] / "docs" / "runs.md").read_text().split())
     assert "byte for byte what protobuf and tensorboard's CRC write" in doc
     assert "figures measured on this project's shared 2-core VM are in its docstring" in doc
-    assert "Measured on 2026-11-27 on the project's 2-core VM" in (_bench().__doc__ or "")
+    assert "Measured on 2026-12-01 on the project's 2-core VM" in (_bench().__doc__ or "")
 
 
 def test_the_bench_runs_side_by_side_and_prints_ratios_and_peak_memory(tmp_path: Path) -> None:
@@ -117,10 +117,12 @@ def test_the_bench_runs_side_by_side_and_prints_ratios_and_peak_memory(tmp_path:
     assert b.main.__doc__ is None and "--ten-million" in (b.__doc__ or "")
 
 
-def test_the_ten_million_figures_in_the_docs_are_the_benchs() -> None:
-    """docs/runs.md quotes the 10-million-scalar run the bench's docstring records."""
+def test_the_figures_in_the_docs_are_the_benchs() -> None:
+    """docs/runs.md quotes the 1- and 10-million-scalar runs the bench's docstring records."""
     doc = " ".join((BENCH.parents[1] / "docs" / "runs.md").read_text().split())
     bench = " ".join((_bench().__doc__ or "").split())
-    for figure in ("377.4 CPU s", "264.9 CPU s", "1.43", "76 MiB", "127.8", "27.6", "39.1", "0.31", "1.41"):
+    for figure in ("48.3", "33.4", "1.45", "492.5", "0.10", "6.2", "3.6", "1.71", "50.7", "0.12", "24.4",
+                   "195 MiB", "0.25", "16.6", "0.37"):
         assert figure in doc and figure in bench, figure
-    assert 377.4 / 264.9 <= 1.5 and 76 < 200  # the aim, met by the figures quoted
+    assert "20 MiB" in doc and "ours 48.3 (20 MiB)" in bench
+    assert 48.3 / 33.4 <= 2 and 6.2 / 3.6 <= 2  # the aim, met by the figures quoted
