@@ -38,9 +38,9 @@ import functools
 import os
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from validator.runs.cadence import RESTART_MARK
 from validator.runs.readers import RunFileError, Scalar, Tail
@@ -58,7 +58,8 @@ _SESSION_START = 1  # event.proto SessionLog.SessionStatus START
 _HEADER_AT = re.compile(rb"(?=(?!\x00\x00\x00\x00)[\x00-\xff]{3}[\x00-\x7f]\x00\x00\x00\x00)")
 
 
-def _crc32c() -> Any:  # Any: google_crc32c.value (the C extension; no type stubs)
+def _crc32c() -> Callable[[bytes], int]:
+    """google_crc32c.value (its C extension)."""
     import google_crc32c
 
     return google_crc32c.value
@@ -125,7 +126,7 @@ def _corrupt(path: Path, n: int, offset: int, what: str) -> RunFileError:
     return RunFileError(str(path), None, f"record {n} at byte {offset}: {what}")
 
 
-def _whole_record_after(f: Any, start: int, size: int) -> int | None:  # Any: a binary file
+def _whole_record_after(f: BinaryIO, start: int, size: int) -> int | None:
     """The offset of the first whole record (both CRCs check) from ``start`` to the end of
     the file, looked for ``SCAN_CHUNK`` bytes at a time; None when there is none."""
     crc = _crc32c()
@@ -173,7 +174,7 @@ def _what_field(head: bytes) -> int | None:
     return None
 
 
-def _big_record(f: Any, length: int) -> tuple[bool, bytes | None]:  # Any: a binary file
+def _big_record(f: BinaryIO, length: int) -> tuple[bool, bytes | None]:
     """(CRC checks, the data where it may hold scalars) of a record over ``BIG_RECORD``:
     its CRC computed a chunk at a time; the data is read whole again only when the Event
     is not a graph, a meta-graph or run metadata (fields 4, 8, 9), which hold no scalar."""
