@@ -142,7 +142,7 @@ def _whole_record_after(f: BinaryIO, start: int, size: int) -> int | None:
                 continue
             f.seek(pos + i + 12)
             data = f.read(length + 4)
-            if _CRC.unpack_from(data, length)[0] == masked_crc32c(data[:length]):
+            if len(data) == length + 4 and _CRC.unpack_from(data, length)[0] == masked_crc32c(data[:length]):
                 return pos + i
         pos += SCAN_CHUNK
     return None
@@ -243,6 +243,9 @@ def records(path: Path, tail: Tail) -> Iterator[tuple[int, int, bytes]]:
                 offset = end
                 continue
             data = read(length + 4)
+            if len(data) < length + 4:  # the file was cut while it was read
+                tail.bytes, tail.what = 12 + len(data), f"record {n} (half-written)"
+                return
             c = crc(data[:length])
             if unpack_crc(data, length)[0] != (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF:
                 raise _corrupt(path, n, offset, "its data fails its CRC-32C (a corrupt record)")
