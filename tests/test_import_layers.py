@@ -154,7 +154,7 @@ def test_the_rule_loading_circle_is_gone() -> None:
     leaf rulemodel.py, and validation imports only it."""
     circles = _circles(EDGES)
     for m in ("validator.rules.loader", "validator.rules.spec", "validator.rules.validation_models", "validator.rules.rulemodel",
-              "validator.rules.compiled"):
+              "validator.rules.bundled"):
         assert not any(m in c for c in circles), m
 
 
@@ -179,8 +179,8 @@ def test_layers() -> None:
     for m, ts in EDGES.items():
         if m.startswith("validator.renderers"):  # renderers take a Report, nothing upstream
             assert not {t for t in ts if t.startswith(("validator.evaluate.engine", "validator.rules.loader", "validator.facts",
-                                                         "validator.jobs", "validator.cluster", "validator.rules.compiled"))}, m
-    for m in ("validator.evaluate.engine", "validator.rules.loader", "validator.rules.spec", "validator.rules.compiled", "validator.rules.rulemodel"):
+                                                         "validator.jobs", "validator.cluster", "validator.rules.bundled"))}, m
+    for m in ("validator.evaluate.engine", "validator.rules.loader", "validator.rules.spec", "validator.rules.bundled", "validator.rules.rulemodel"):
         up = {t for t in imports(m) if t.startswith(("validator.renderers", "validator.cluster", "validator.cli"))}
         assert not up, (m, up)
 

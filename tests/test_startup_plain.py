@@ -2,7 +2,7 @@
 (validator/renderers/plain_layout.py): ``check`` and ``lint FILE`` so piped import no rich,
 which is about half of their start-up. On a terminal (colour) rich writes it, as before.
 
-Each verb runs in a fresh interpreter (after one run that fills the compiled-pack cache),
+Each verb runs in a fresh interpreter (the bundled pack comes compiled: bundled.json),
 as tests/test_startup.py does; the report goes to a buffer, which for the colour case says
 it is a terminal. Times are never asserted: bench/start_bench.py prints them."""
 

@@ -1,7 +1,7 @@
 """What the start paths no longer do: modules ``check`` and ``lint`` must not import, and
 regular expressions they must not compile (issue 21, deliverable 5).
 
-Each verb runs in a fresh interpreter (after one run that fills the compiled-pack cache),
+Each verb runs in a fresh interpreter (the bundled pack comes compiled: bundled.json),
 as tests/test_startup.py does; times are never asserted (bench/start_bench.py prints them).
 Why each: the standard library modules below are not needed by the psutil baseline a node
 check is measured against, and cost milliseconds each at import; the probes' other readers
