@@ -82,7 +82,7 @@ def test_a_live_check_runs_no_command_machinery_nor_the_saved_log_shapes(tmp_pat
     assert isinstance(modules, list) and "validator.facts.node.dcgm" in modules  # every source ran
     assert _loaded(modules, _NEVER) == []
     if sys.platform.startswith("linux"):  # read with the calls they make (docs/startup.md)
-        assert _loaded(modules, ("subprocess", "socket", "ctypes", "psutil", "click")) == []
+        assert _loaded(modules, ("subprocess", "socket", "ctypes", "psutil")) == []
     compiled = data["compiled"]
     assert isinstance(compiled, list)
     # /dev/kmsg records only: the dmesg, dmesg -T, journalctl shapes stay uncompiled
