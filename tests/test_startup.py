@@ -104,9 +104,9 @@ def test_a_one_node_terminal_report_lays_out_each_table_once(monkeypatch: pytest
     monkeypatch.setattr(terminal_tables, "_capture", lambda *a: layouts.append(1) or real_capture(*a))
     monkeypatch.setattr(terminal.TerminalRenderer, "_wide", lambda *a, **k: tables.append(1) or real_wide(*a, **k))
     reused, plain = io.StringIO(), io.StringIO()
-    terminal.TerminalRenderer(width=200, show_passes=True, plain=False).render(report, reused)
+    terminal.TerminalRenderer(width=200, show_passes=True).render(report, reused)
     assert len(tables) >= 2 and len(layouts) == len(tables)
-    terminal.TerminalRenderer(width=200, show_passes=True, reuse=False, plain=False).render(report, plain)
+    terminal.TerminalRenderer(width=200, show_passes=True, reuse=False).render(report, plain)
     assert reused.getvalue() == plain.getvalue()
 
 
