@@ -25,9 +25,9 @@ _T = TypeVar("_T")
 
 
 def _interrupted() -> str:
-    entry = sys.modules.get("validator.entry")
-    name = getattr(entry, "last_signal", "")
-    return f"interrupted ({name})" if name else "interrupted"
+    """A KeyboardInterrupt that reached the run (an in-process caller's Ctrl-C; the command's
+    own signals are validator/entry.py's)."""
+    return "interrupted"
 
 
 def fail(message: str) -> NoReturn:
@@ -77,7 +77,7 @@ def _guarded(run: Callable[[], _T], argv: list[str]) -> _T:
         return out
     except SpecCheckError as exc:
         fail(str(exc))
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (validator.entry)
+    except KeyboardInterrupt:  # an in-process caller's Ctrl-C (the command's: validator/entry.py)
         fail(_interrupted())
     except SystemExit:
         _flush_stdout()
