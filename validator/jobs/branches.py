@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from validator.values.records import field, record
 
-if TYPE_CHECKING:  # types only: shell.py imports this module
-    from validator.jobs.shell import Vars, Word
+if TYPE_CHECKING:
+    from validator.jobs.shellvars import Vars, Word
 
 Flags = dict[str, tuple[str, int]]
 

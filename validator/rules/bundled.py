@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from validator.report.model import JSONValue
     from validator.rules.rulemodel import Condition, FactInfo, RulePack, Spec
+    from validator.values import JSONValue
 
     # (spec, fact catalogue, rule pack: None where not asked for)
     Compiled = tuple[Spec, dict[str, FactInfo], RulePack | None]

@@ -37,7 +37,7 @@ from validator.rules.spec import FactInfo, Spec
 from validator.values.units import parse_quantity
 
 if TYPE_CHECKING:
-    from validator.report.model import JSONValue
+    from validator.values import JSONValue
     from validator.values.units import Quantity
 
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
