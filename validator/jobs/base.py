@@ -7,13 +7,13 @@ then the current directory, and read only if they exist.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from validator.io.source import MISSING, Tree
 from validator.jobs.coerce import as_bool, as_float, as_int
 from validator.jobs.model import JobModel
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -70,7 +70,7 @@ def bool_of(
     return typed(as_bool, "true or false", model, fact, raw, file, line, source)
 
 
-@record
+@dataclass
 class Ctx:
     path: Path
     file: str  # as shown in findings

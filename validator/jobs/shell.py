@@ -18,11 +18,11 @@ reviewer reads); ``echo``/``printf`` lines are skipped so help texts add nothing
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.shellvars import VAR, Vars, Word
-from validator.values.records import field, record
 
 _ASSIGN = re.compile(
     r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S
@@ -40,7 +40,7 @@ _SLURM_RUNTIME = {
 }
 
 
-@record
+@dataclass
 class Heredoc:
     """A here-document: its first body line, the command line that opens it, the body
     as written, whether the delimiter was quoted (a literal body), and ``at``: how many
@@ -59,7 +59,7 @@ class Heredoc:
     unknown_line: int | None = None
 
 
-@record
+@dataclass
 class Script:
     """A shell script as logical commands of words, each word with its line."""
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-
-from validator.values.records import record
+from dataclasses import dataclass
 
 # ``$(( ... ))``: at most 200 parts, each a character or one (...) group without
 # parentheses inside: ``(.+?)\)\)`` scanned to the end of the text from every ``$((``
@@ -21,15 +20,10 @@ VAR = re.compile(
 MAX_DEPTH = 8
 
 
-@record
+@dataclass
 class Word:
     text: str
     line: int
-
-    # written out: one per word of a script (validator/values/records.py)
-    def __init__(self, text: str, line: int) -> None:
-        self.text = text
-        self.line = line
 
 
 _OPS = {

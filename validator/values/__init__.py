@@ -1,7 +1,7 @@
 """Values with units and the numbers rule: unit conversion and the refusal of numbers
-beyond any real value; and ``records.record``, how a value class is declared. Leaves: they
-import nothing of validator but its errors. ``JSONValue``: any JSON value, the type every
-stage reads documents with (defined here, below them all)."""
+beyond any real value. Leaves: they import nothing of validator but its errors.
+``JSONValue``: any JSON value, the type every stage reads documents with (defined here,
+below them all)."""
 
 from typing import Any
 
