@@ -120,6 +120,13 @@ def read_job(
     finally:
         hydra.PLACED.reset(placing)
     model.finish(gpu_count=gpu_count, step_time_s=step_time_s, origins=origins)
+    # the derivations that read the whole model, after it (they import the model's module,
+    # never the other way round: tests/test_import_layers.py)
+    from validator.jobs import failure_detection, metrics
+
+    if model.formats:
+        failure_detection.derive(model, model.collective)
+    metrics.derive(model)
     return [document(model)]
 
 

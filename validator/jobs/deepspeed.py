@@ -64,7 +64,7 @@ def read(ctx: Ctx, prefix: tuple[object, ...] = ()) -> None:
             ln("train_batch_size"),
             "deepspeed: train_micro_batch_size_per_gpu inferred as train // (grad_acc x dp)",
         )
-    elif explicit[0] and not explicit[2] and c._not_set(gas):
+    elif explicit[0] and not explicit[2] and c.not_set(gas):
         m.set(
             "job.batch.rule",
             "divisible",
@@ -80,7 +80,7 @@ def read(ctx: Ctx, prefix: tuple[object, ...] = ()) -> None:
             ln("train_batch_size"),
             "deepspeed: train_batch_size = micro x grad_acc x dp",
         )
-    if c._not_set(gas) and not (explicit[0] and explicit[1]):
+    if c.not_set(gas) and not (explicit[0] and explicit[1]):
         # with both batch sizes given DeepSpeed infers the accumulation (the rule above);
         # with one of them it sets 1 (runtime/config.py _set_batch_related_parameters)
         fill(m, "job.batch.accumulation", "deepspeed.gradient_accumulation_steps", ctx.file)

@@ -30,12 +30,11 @@ framework default; a default is used only where no file sets the value.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from validator.jobs import registry
 
 if TYPE_CHECKING:
-    from validator.jobs.model import JobModel
     from validator.report.model import JSONValue
 
 
@@ -403,7 +402,15 @@ def cite(key: str) -> str:
 _ROW: object = object()  # fill(): "the row's own value"
 
 
-def fill(m: JobModel, fact: str, key: str, file: str | None, *, value: JSONValue = _ROW, line: int | None = None,
+class Fills(Protocol):
+    """What ``fill`` fills in: the job model (validator/jobs/model.py imports this module,
+    so this one names only the method it calls)."""
+
+    def default(self, name: str, value: JSONValue, file: str | None, source: str, line: int | None = None,
+                key: str | None = None) -> None: ...
+
+
+def fill(m: Fills, fact: str, key: str, file: str | None, *, value: JSONValue = _ROW, line: int | None = None,
          why: str = "") -> None:
     """Record the framework default ``key`` (a row of ``TABLES``) as ``fact``'s value where no
     file sets it: the one way a reader fills in a default, so each one is a row read in the

@@ -28,10 +28,9 @@ import math
 from typing import TYPE_CHECKING
 
 from validator.facts import document as fdoc
-from validator.jobs.entries import Entry  # the model holds entries; its derivations make them too
+from validator.jobs.entries import Entry, Mechanism  # the model holds them; its derivations make them too
 
 if TYPE_CHECKING:
-    from validator.jobs.failure_detection import Mechanism
     from validator.report.model import JSONValue
 
 METRIC_FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
@@ -117,6 +116,7 @@ class JobModel:
     """Facts of one job as readers report them; ``document()`` turns them into facts."""
 
     def __init__(self, name: str):
+        self.collective: Entry | None = None  # set by finish()
         self.name = name
         self.entries: dict[str, Entry] = {}
         self.conflicts: list[str] = []
@@ -290,8 +290,6 @@ class JobModel:
     def mechanism(self, mode: str, name: str, seconds: float, file: str | None, line: int | None,
                   origin: str) -> None:
         """A mechanism that notices a crashed or hung rank (REC-02 by failure mode, v1.1)."""
-        from validator.jobs.failure_detection import Mechanism
-
         self.mechanisms.append(Mechanism(mode, name, float(seconds), file, line, origin))
 
     def note(self, mode: str, text: str) -> None:
@@ -317,9 +315,6 @@ class JobModel:
         self._checkpoint()
         self._logging()
         self._recovery()
-        from validator.jobs import metrics
-
-        metrics.derive(self)
 
     def _from_set(self, gpu_count: int | None, step_time_s: float | None) -> None:
         if gpu_count is None:
@@ -549,10 +544,7 @@ class JobModel:
             self.entries["job.recovery.auto_restart"] = Entry(
                 restart, e.file, e.line, src, e.default, key=e.key
             )
-        if self.formats:
-            from validator.jobs import failure_detection as detection
-
-            detection.derive(self, collective)
+        self.collective = collective  # the collective timeout alone: failure_detection.derive's (jobs/__init__.py)
 
     # -- output -------------------------------------------------------------------------
     def facts(self) -> dict[str, fdoc.Fact]:

@@ -46,7 +46,7 @@ def read_torchtune(ctx: Ctx, *, overrides: bool = False) -> None:
     m.torch = True
     src = "torchtune: "
     dt = g("dtype")
-    if dt is not None and not c._not_set(dt):
+    if dt is not None and not c.not_set(dt):
         word = c.dtype_word(str(dt))
         if word is None:
             m.add("job.precision.problems", f"dtype {dt!r} is not a torchtune dtype (bf16, fp32)",

@@ -25,12 +25,11 @@ from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from validator.rules.rulemodel import Level as Level  # re-exported: renderers take the Report and its enums alone
 from validator.rules.rulemodel import Scope as Scope
+from validator.values import JSONValue as JSONValue  # re-exported: defined below every stage
 from validator.versions import RESULT_SCHEMA as RESULT_SCHEMA  # re-exported; defined in one place
 
 MAX_SOURCE_TEXT = 200  # characters of a source line a finding carries
 
-JSONValue = Any
-"""Any JSON value (an observed fact's raw value, a rule's literal): truly open."""
 
 
 # ---- what the result schema says beyond the Python types ------------------------------------

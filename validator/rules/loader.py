@@ -37,11 +37,11 @@ from validator.rules.spec import FactInfo, Spec
 from validator.values.units import parse_quantity
 
 if TYPE_CHECKING:
-    from validator.report.model import JSONValue
+    from validator.values import JSONValue
     from validator.values.units import Quantity
 
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
-           "load_pack", "pack_dir_for", "pack_versions"]
+           "load_pack", "pack_dir_for", "pack_index", "pack_versions"]
 # The rule format itself (Rule, Check, ... RulePack) is validator/rules/rulemodel.py; these names
 # stay importable from here for the code and tests that know them by this module.
 
@@ -65,7 +65,7 @@ def _validate(model: Literal["RuleFile"], data: JSONValue, path: Path) -> RuleFi
 
 def _validate(model: str, data: JSONValue, path: Path) -> PackFile | RuleFile:
     """A rule or pack file as rulemodel objects, validated by pydantic (its error at
-    file:line). Only a compile runs this: the bundled pack comes from compiled.py's cache."""
+    file:line). Only a compile runs this: the bundled pack comes compiled (rules/bundled.json)."""
     from validator.rules import validation_models
 
     return validation_models.validate(model, data, str(path), RuleFileError)
@@ -83,6 +83,13 @@ def _index(root: Path) -> tuple[Path, dict[str, JSONValue], dict[str, JSONValue]
     if not isinstance(packs, dict):
         raise RuleFileError('expected "packs: {PACK_VERSION: PACK_DIR}"', file=str(index_path))
     return index_path, versions, packs
+
+
+def pack_index(root: Path | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """``rules/index.yaml``'s two tables: spec version -> default pack directory, and
+    pack version -> directory."""
+    _, versions, packs = _index(root or rules_dir())
+    return {str(k): str(v) for k, v in versions.items()}, {str(k): str(v) for k, v in packs.items()}
 
 
 def pack_versions(root: Path | None = None) -> dict[str, Path]:
