@@ -148,6 +148,11 @@ def document(model: JobModel) -> Document:
     # keeps the first one's only): lint --nodes cites the line of each (validator.jobnodes)
     doc["env"] = [_with_text({"value": v, "file": f, "line": ln}, texts)
                   for v, f, ln, _src in getattr(model, "lists", {}).get("job.comm.env", [])]
+    composed = getattr(model, "hydra_composed", None)
+    if composed:
+        # configs composed under an experiment that also run on their own (its primary
+        # config): grouping.split_folder keeps them entry points of their own jobs
+        doc["runs_alone"] = sorted(composed)
     return doc
 
 

@@ -161,7 +161,28 @@ def judge(kind: str, data: dict[str, JSONValue], group: str | None = None) -> Ju
     )
     if not refused:
         return Judgement(kind, "")
+    named = _named_by_targets(mine, rivals)
+    if named is not None:
+        return Judgement(named, "")
     return Judgement(None, describe(fmt, mine, rivals, data))
+
+
+def _named_by_targets(mine: Seen, rivals: list[Seen]) -> str | None:
+    """The format a refused candidate's file really is, when its ``_target_`` classes say
+    so outright: a Hydra experiment's ``task: {_target_: ...}`` made Model Garden the
+    candidate by its section name, while ``_target_: pytorch_lightning.Trainer`` names the
+    program that reads the file. Kept only when one claimed format's evidence includes a
+    class it names and beats every other format's (the candidate's too); an unclaimed
+    framework's class (verl, Composer) as strong or stronger still refuses the file."""
+    if not rivals:
+        return None
+    best = rivals[0]
+    if not (best.fmt.claimed and best.fmt.reader and best.score >= TARGET_WEIGHT
+            and any(i.startswith("_target_ ") for i in best.items)):
+        return None
+    if best.score <= mine.score or any(s.score >= best.score for s in rivals[1:]):
+        return None
+    return best.fmt.name
 
 
 def describe(fmt: Format, mine: Seen, rivals: list[Seen], data: dict[str, JSONValue]) -> str:

@@ -141,6 +141,13 @@ class JobModel:
         # Hydra config roots found above a config naming an absolute group (hydra.follow):
         # their group files are part of the job
         self.hydra_roots: set[str] = set()
+        # an experiment's primary config (real path -> the experiment's group), the groups
+        # the job's experiments override (left out of the primary's list), and the files
+        # composed under an experiment that run on their own too (the primary): not parts
+        # of the experiment's job only (grouping.split_folder keeps them entry points)
+        self.hydra_primary: dict[str, str] = {}
+        self.hydra_overridden: set[str] = set()
+        self.hydra_composed: set[str] = set()
         # the files the job was given, for what one says about another read before it (the
         # container image a launcher runs: pins.images)
         self.job_paths: list[str] = []
