@@ -299,6 +299,14 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
                     ctx.tree.use_document(i)
                     break
         k = kind or detect.kind_of_tree(syntax, ctx.tree.data, path)
+        if k is None and not explicit and os.path.realpath(path) in model.layers:
+            from validator.jobs import hydra
+
+            if hydra.is_root(ctx.tree.data, path):
+                # a group file a Hydra defaults list picked, with a defaults list of its own
+                # (data/unlearn.yaml naming datasets@forget): a node of the composition
+                # being read, whatever framework is composed
+                k = "hydra"
         if k is None:
             if explicit and detect.k8s_kind(ctx.tree.data):
                 kinds = [str(detect.k8s_kind(d)) for d in ctx.tree.docs if detect.k8s_kind(d)]

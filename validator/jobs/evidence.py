@@ -161,13 +161,13 @@ def judge(kind: str, data: dict[str, JSONValue], group: str | None = None) -> Ju
     )
     if not refused:
         return Judgement(kind, "")
-    named = _named_by_targets(mine, rivals)
+    named = named_by_targets(mine, rivals)
     if named is not None:
         return Judgement(named, "")
     return Judgement(None, describe(fmt, mine, rivals, data))
 
 
-def _named_by_targets(mine: Seen, rivals: list[Seen]) -> str | None:
+def named_by_targets(mine: Seen, rivals: list[Seen], sections: bool = False) -> str | None:
     """The format a refused candidate's file really is, when its ``_target_`` classes say
     so outright: a Hydra experiment's ``task: {_target_: ...}`` made Model Garden the
     candidate by its section name, while ``_target_: pytorch_lightning.Trainer`` names the
@@ -177,8 +177,8 @@ def _named_by_targets(mine: Seen, rivals: list[Seen]) -> str | None:
     if not rivals:
         return None
     best = rivals[0]
-    if not (best.fmt.claimed and best.fmt.reader and best.score >= TARGET_WEIGHT
-            and any(i.startswith("_target_ ") for i in best.items)):
+    if not (best.fmt.claimed and best.fmt.reader and not best.fmt.composes
+            and (sections or (best.score >= TARGET_WEIGHT and any(i.startswith("_target_ ") for i in best.items)))):
         return None
     if best.score <= mine.score or any(s.score >= best.score for s in rivals[1:]):
         return None

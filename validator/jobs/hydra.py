@@ -156,10 +156,10 @@ def is_root(data: JSONValue, path: Path) -> bool:
 
 
 def _target(path: Path, group: str | None, option: str) -> Path:
-    return _resolve(path, group, option)[0]
+    return resolve(path, group, option)[0]
 
 
-def _resolve(path: Path, group: str | None, option: str) -> tuple[Path, Path | None]:
+def resolve(path: Path, group: str | None, option: str) -> tuple[Path, Path | None]:
     """The file an entry names, and the config root it was found from (for an absolute
     group path: the folder above that holds the group; for a relative one found in a
     folder above the naming config's, that folder; None for one beside it)."""
@@ -229,9 +229,9 @@ def follow(ctx: Ctx) -> None:
             # CONFIG: group/name named directly (``- trainer/default``, ``- /trainer/gpu@trainer``)
             head, name = option.rsplit("/", 1)
             group, option = head or "/", name
-        target, root = _resolve(ctx.path, group, option)
+        target, root = resolve(ctx.path, group, option)
         line = ctx.line("defaults", index) if ctx.tree else None
-        if root is not None and not _safe_root(root, ctx.path, group, option):
+        if root is not None and not safe_root(root, ctx.path, group, option):
             # never opened: a pull request's config must not make a CI runner read a file
             # of its own (hidden folders, "..", above the repository)
             model.error(ctx.file, line, f"defaults names {group}: {option}, searched from {root}: not a config "
@@ -352,7 +352,7 @@ def _own_package(ctx: Ctx) -> str:
     return ""
 
 
-def _safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
+def safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
     """Whether an absolute group's config root may join the job: the names hold no
     hidden folder and no ``..``, and the root is not above the repository the config is
     in (the nearest folder above holding ``.git``, where there is one)."""
@@ -378,3 +378,4 @@ def read(ctx: Ctx) -> None:
         # of its own in the job)
         ctx.model.formats.append("hydra")
     follow(ctx)
+
