@@ -161,7 +161,9 @@ def judge(kind: str, data: dict[str, JSONValue], group: str | None = None) -> Ju
     )
     if not refused:
         return Judgement(kind, "")
-    named = named_by_targets(mine, rivals)
+    # a Hydra config (a ``defaults:`` list) names its framework by sections too: an
+    # experiment's ``trainer:`` of Lightning arguments beside ``task: {_target_: mylab...}``
+    named = named_by_targets(mine, rivals, sections=isinstance(data.get("defaults"), list))
     if named is not None:
         return Judgement(named, "")
     return Judgement(None, describe(fmt, mine, rivals, data))
@@ -172,8 +174,9 @@ def named_by_targets(mine: Seen, rivals: list[Seen], sections: bool = False) -> 
     so outright: a Hydra experiment's ``task: {_target_: ...}`` made Model Garden the
     candidate by its section name, while ``_target_: pytorch_lightning.Trainer`` names the
     program that reads the file. Kept only when one claimed format's evidence includes a
-    class it names and beats every other format's (the candidate's too); an unclaimed
-    framework's class (verl, Composer) as strong or stronger still refuses the file."""
+    class it names (or, with ``sections``, for a Hydra config, a section of keys only it
+    has) and beats every other format's (the candidate's too); an unclaimed framework's
+    evidence (verl, Composer) as strong or stronger still refuses the file."""
     if not rivals:
         return None
     best = rivals[0]
