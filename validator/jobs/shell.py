@@ -513,7 +513,10 @@ def harvest_flags(words: list[Word], v: Vars, flags: dict[str, tuple[str, int]])
             resolved = v.expand(t)
             if resolved is not None:
                 flags.setdefault("@config:" + resolved, (resolved, words[i].line))
-        elif re.fullmatch(r"\S*(pretrain_\w+|train)\.py", t):
+        elif re.fullmatch(r"\S*(pretrain_\w+|train)\.py", t) or (
+                re.fullmatch(r"[\w./-]+\.py", t) and "@script" not in flags and not t.startswith("-")):
+            # the entry point: the first Python script of the line (a ``pretrain_*.py`` or
+            # ``train.py`` wins over one named before it, as before)
             flags.setdefault("@script", (t, words[i].line))
         elif t in ("torchrun", "deepspeed", "accelerate", "ft_launcher") or t.endswith(
             ("/torchrun", "/deepspeed", "/ft_launcher")

@@ -1,0 +1,76 @@
+"""Flags a launch script passes that its own entry point adds to TrainingArguments
+(issue 33, class 4): read from the entry point's dataclasses when it is in the job's
+folder; unknown, not typos of HF keys, when it is not."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.jobs.util import facts
+
+LAUNCH = """\
+#!/bin/bash
+torchrun --nproc_per_node 8 {script} \\
+  --model_name_or_path meta-llama/Llama-2-7b-hf \\
+  --output_dir out \\
+  --bf16 True \\
+  --load_in_kbit True \\
+  --use_lora True \\
+  --model_max_length 2048 \\
+  --save_total_limits 3 \\
+  --per_device_train_batch_size 4
+"""
+ENTRY = """\
+from dataclasses import dataclass, field
+import transformers
+from arguments import LoraArguments
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="x")
+    load_in_kbit: bool = False
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    model_max_length: int = field(default=512)
+
+def main():
+    parser = transformers.HfArgumentParser((ModelArguments, LoraArguments, TrainingArguments))
+"""
+ARGS = "from dataclasses import dataclass\n\n@dataclass\nclass LoraArguments:\n    use_lora: bool = False\n"
+
+
+def _ignored(doc: dict) -> list[str]:
+    return [str(v) for v in doc["facts"]["job.config.ignored_keys"]["value"] or []]
+
+
+def test_the_entry_points_own_dataclass_fields_are_no_typos(tmp_path: Path) -> None:
+    (tmp_path / "train.sh").write_text(LAUNCH.format(script="train.py"))
+    (tmp_path / "train.py").write_text(ENTRY)
+    (tmp_path / "arguments.py").write_text(ARGS)
+    ignored = _ignored(facts(tmp_path / "train.sh"))
+    assert not any("load_in_kbit" in i or "use_lora" in i or "model_max_length" in i for i in ignored), ignored
+    # a flag none of its dataclasses has, next to an HF key, is still a typo
+    assert any("save_total_limits" in i and "save_total_limit" in i for i in ignored), ignored
+
+
+def test_without_the_entry_point_its_flags_are_unknown_not_typos(tmp_path: Path) -> None:
+    (tmp_path / "train.sh").write_text(LAUNCH.format(script="../elsewhere/finetune.py"))
+    assert _ignored(facts(tmp_path / "train.sh")) == []
+
+
+def test_an_hf_example_script_takes_no_flags_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "train.sh").write_text(LAUNCH.format(script="examples/pytorch/language-modeling/run_clm.py"))
+    ignored = _ignored(facts(tmp_path / "train.sh"))
+    assert any("load_in_kbit" in i and "load_in_8bit" in i for i in ignored), ignored
+
+
+def test_an_entry_point_outside_the_job_folder_is_never_read(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (tmp_path / "train.py").write_text(textwrap.dedent(ENTRY))  # beside, not inside, the job
+    (job / "train.sh").write_text(LAUNCH.format(script="../train.py"))
+    doc = facts(job / "train.sh")
+    assert str(tmp_path / "train.py") not in (doc["facts"]["job.files"]["value"] or [])
+    assert _ignored(doc) == []  # not read: its flags are unknown
