@@ -73,3 +73,36 @@ def test_without_restarts_to_give_the_restart_policy_decides(tmp_path: Path) -> 
         f = _job(tmp_path, mr, cmd)["facts"]["job.recovery.auto_restart"]
         assert f["value"] is True and f["location"]["line"] == 12, (mr, cmd, f)
         assert "restartPolicy = OnFailure" in f["source"]
+
+
+NEMO2 = """\
+trainer:
+  devices: 8
+  num_nodes: 2
+  max_steps: 1000
+{plugins}exp_manager:
+  exp_dir: /results
+  checkpoint_callback_params:
+    every_n_train_steps: 200
+model:
+  micro_batch_size: 1
+  global_batch_size: 128
+  optim:
+    config:
+      bf16: True
+"""
+
+
+def test_a_nemo2_recipes_precision_is_read_from_its_plugin_or_its_optimizer(tmp_path: Path) -> None:
+    """Issue 33, class 3: MegatronMixedPrecision's precision, else model.optim.config.bf16,
+    not Lightning's fp32 default."""
+    p = tmp_path / "recipe.yaml"
+    p.write_text(NEMO2.format(plugins="  plugins:\n    _target_: nemo.lightning.pytorch.plugins.mixed_precision."
+                                      "MegatronMixedPrecision\n    precision: bf16-mixed\n"))
+    f = facts(p)["facts"]["job.precision.mode"]
+    assert (f["value"], f["location"]["line"]) == ("bf16", 7)
+    assert "MegatronMixedPrecision" in f["source"]
+    p.write_text(NEMO2.format(plugins="  plugins: MegatronMixedPrecision\n"))
+    f = facts(p)["facts"]["job.precision.mode"]
+    assert (f["value"], f["location"]["line"]) == ("bf16", 15)
+    assert "model.optim.config.bf16" in f["source"]

@@ -133,6 +133,10 @@ def _trainer(ctx: Ctx, t: tuple[object, ...], nemo: bool) -> None:
     m, g = ctx.model, (lambda k: ctx.get(*t, k))
     src = "nemo: trainer." if nemo else "lightning: trainer."
     prec = g("precision")
+    at: tuple[object, ...] = (*t, "precision")
+    named = f"{src}precision"
+    if prec is None and nemo:
+        prec, at, named = _megatron_precision(ctx, t, src)
     if prec is not None and not _unresolved(prec):
         word = PREC.get(str(prec).lower())
         if word is None:
@@ -140,15 +144,15 @@ def _trainer(ctx: Ctx, t: tuple[object, ...], nemo: bool) -> None:
                 "job.precision.problems",
                 f"precision {prec!r} is not a Lightning precision",
                 ctx.file,
-                ctx.line(*t, "precision"),
-                src + "precision",
+                ctx.line(*at),
+                named,
             )
         else:
-            c.precision(m, word, ctx.file, ctx.line(*t, "precision"), f"{src}precision = {prec}")
+            c.precision(m, word, ctx.file, ctx.line(*at), f"{named} = {prec}")
             if word == "fp16":
                 # a default: a DeepSpeed strategy's explicit fp16.loss_scale replaces it
                 fill(m, "job.precision.loss_scaling", "torch.grad_scaler", ctx.file,
-                     line=ctx.line(*t, "precision"), why=f" ({src}precision = {prec})")
+                     line=ctx.line(*at), why=f" ({named} = {prec})")
     else:
         fill(m, "job.precision.mode", "lightning.precision", ctx.file, value="fp32")
     acc = ctx.int_at(
@@ -308,6 +312,33 @@ def _callback(ctx: Ctx, path: tuple[object, ...], cb: JSONValue) -> None:
         # grad_norm() is a utility called from a callback; a callback named for it is
         # taken at its word (the source says so)
         c.metric(m, "gradient_stats", ctx.file, line, f"lightning: callback {name} (by its name)")
+
+
+def _megatron_precision(ctx: Ctx, t: tuple[object, ...], src: str) -> tuple[JSONValue, tuple[object, ...], str]:
+    """A NeMo 2 recipe's precision where ``trainer.precision`` is not set: the
+    ``MegatronMixedPrecision`` plugin's ``precision`` (nemo/lightning/pytorch/plugins/
+    mixed_precision.py; NeMo 2 passes precision to the trainer only through it), else the
+    Megatron optimizer's ``model.optim.config.bf16``/``fp16`` (megatron.core
+    OptimizerConfig: the half-precision the optimizer keeps parameters and gradients in)."""
+    plugins = ctx.get(*t, "plugins")
+    found: list[tuple[tuple[object, ...], dict[str, JSONValue]]] = []
+    if isinstance(plugins, dict):
+        found.append(((*t, "plugins"), plugins))
+    elif isinstance(plugins, list):
+        found += [((*t, "plugins", i), p) for i, p in enumerate(plugins) if isinstance(p, dict)]
+    for path, plug in found:
+        cls = str(plug.get("_target_") or plug.get("class_path") or "")
+        if cls.rsplit(".", 1)[-1] == "MegatronMixedPrecision" and plug.get("precision") is not None:
+            return plug["precision"], (*path, "precision"), f"{src}plugins MegatronMixedPrecision precision"
+        inner = plug.get("MegatronMixedPrecision")
+        if isinstance(inner, dict) and inner.get("precision") is not None:
+            return (inner["precision"], (*path, "MegatronMixedPrecision", "precision"),
+                    f"{src}plugins MegatronMixedPrecision precision")
+    cfg = ("model", "optim", "config")
+    for key, word in (("bf16", "bf16-mixed"), ("fp16", "16-mixed")):
+        if c.as_bool(ctx.get(*cfg, key)) is True:
+            return word, (*cfg, key), f"nemo: model.optim.config.{key}: True (Megatron OptimizerConfig), precision"
+    return None, (*t, "precision"), f"{src}precision"
 
 
 def _nemo(ctx: Ctx) -> None:
