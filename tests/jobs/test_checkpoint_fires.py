@@ -106,3 +106,16 @@ def test_a_nemo2_recipes_precision_is_read_from_its_plugin_or_its_optimizer(tmp_
     f = facts(p)["facts"]["job.precision.mode"]
     assert (f["value"], f["location"]["line"]) == ("bf16", 15)
     assert "model.optim.config.bf16" in f["source"]
+
+
+def test_a_nemo2_recipe_resumes_as_its_autoresume_says(tmp_path: Path) -> None:
+    """CKPT-03 of a NeMo 2 recipe: its resume: block (AutoResume), not exp_manager's default;
+    left out, AutoResume's own default (resume_if_exists=False, nemo/lightning/resume.py)."""
+    p = tmp_path / "recipe.yaml"
+    base = NEMO2.format(plugins="  precision: bf16-mixed\n")
+    p.write_text(base + "resume:\n  resume_if_exists: true\n  resume_ignore_no_checkpoint: true\n")
+    f = facts(p)["facts"]["job.checkpoint.resume"]
+    assert f["value"] is True and f["source"] == "nemo: resume.resume_if_exists (AutoResume)"
+    p.write_text(base + "resume:\n  resume_ignore_no_checkpoint: true\n")
+    f = facts(p)["facts"]["job.checkpoint.resume"]
+    assert f["value"] is False and "AutoResume" in f["source"] and "nemo/lightning/resume.py" in f["source"]

@@ -373,6 +373,16 @@ def _nemo(ctx: Ctx) -> None:
         )
     if c.as_bool(ctx.get("model", "fp8")):
         c.precision(m, "fp8", ctx.file, ctx.line("model", "fp8"), "nemo: model.fp8")
+    auto = ctx.get("resume")
+    if isinstance(auto, dict):
+        # NeMo 2's AutoResume (a recipe's resume: block, llm.train(resume=...)) decides how the
+        # job resumes, not exp_manager's NeMo 1 default
+        rie = c.as_bool(auto.get("resume_if_exists"))
+        if rie is not None:
+            ctx.set("job.checkpoint.resume", rie, ("resume", "resume_if_exists"),
+                    "nemo: resume.resume_if_exists (AutoResume)")
+        else:
+            fill(m, "job.checkpoint.resume", "nemo.autoresume_if_exists", ctx.file, line=ctx.line("resume"))
     if ctx.get("exp_manager") is None:
         return
     ccb = e("create_checkpoint_callback")
@@ -406,7 +416,9 @@ def _nemo(ctx: Ctx) -> None:
                 "trainer.val_check_interval",
             )
     rie = e("resume_if_exists")
-    if c.as_bool(rie) is not None:
+    if isinstance(auto, dict):
+        pass  # AutoResume decided above
+    elif c.as_bool(rie) is not None:
         ctx.set(
             "job.checkpoint.resume",
             c.as_bool(rie),
