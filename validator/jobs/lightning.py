@@ -320,24 +320,29 @@ def _megatron_precision(ctx: Ctx, t: tuple[object, ...], src: str) -> tuple[JSON
     mixed_precision.py; NeMo 2 passes precision to the trainer only through it), else the
     Megatron optimizer's ``model.optim.config.bf16``/``fp16`` (megatron.core
     OptimizerConfig: the half-precision the optimizer keeps parameters and gradients in)."""
-    plugins = ctx.get(*t, "plugins")
     found: list[tuple[tuple[object, ...], dict[str, JSONValue]]] = []
-    if isinstance(plugins, dict):
-        found.append(((*t, "plugins"), plugins))
-    elif isinstance(plugins, list):
-        found += [((*t, "plugins", i), p) for i, p in enumerate(plugins) if isinstance(p, dict)]
+    # the trainer's plugins, or a recipe's top-level plugins: (SageMaker HyperPod's recipes
+    # write the trainer's arguments beside it: plugins:, strategy:, callbacks:)
+    for base in dict.fromkeys(((*t, "plugins"), ("plugins",))):
+        plugins = ctx.get(*base)
+        if isinstance(plugins, dict):
+            found.append((base, plugins))
+        elif isinstance(plugins, list):
+            found += [((*base, i), p) for i, p in enumerate(plugins) if isinstance(p, dict)]
     for path, plug in found:
+        shown = ".".join(str(p) for p in path)
         cls = str(plug.get("_target_") or plug.get("class_path") or "")
         if cls.rsplit(".", 1)[-1] == "MegatronMixedPrecision" and plug.get("precision") is not None:
-            return plug["precision"], (*path, "precision"), f"{src}plugins MegatronMixedPrecision precision"
+            return plug["precision"], (*path, "precision"), f"nemo: {shown} MegatronMixedPrecision precision"
         inner = plug.get("MegatronMixedPrecision")
         if isinstance(inner, dict) and inner.get("precision") is not None:
             return (inner["precision"], (*path, "MegatronMixedPrecision", "precision"),
-                    f"{src}plugins MegatronMixedPrecision precision")
-    cfg = ("model", "optim", "config")
-    for key, word in (("bf16", "bf16-mixed"), ("fp16", "16-mixed")):
-        if c.as_bool(ctx.get(*cfg, key)) is True:
-            return word, (*cfg, key), f"nemo: model.optim.config.{key}: True (Megatron OptimizerConfig), precision"
+                    f"nemo: {shown} MegatronMixedPrecision precision")
+    for cfg in (("model", "optim", "config"), ("optim", "config")):
+        for key, word in (("bf16", "bf16-mixed"), ("fp16", "16-mixed")):
+            if c.as_bool(ctx.get(*cfg, key)) is True:
+                return (word, (*cfg, key),
+                        f"nemo: {'.'.join(cfg)}.{key}: True (Megatron OptimizerConfig), precision")
     return None, (*t, "precision"), f"{src}precision"
 
 
