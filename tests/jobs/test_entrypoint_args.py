@@ -74,3 +74,28 @@ def test_an_entry_point_outside_the_job_folder_is_never_read(tmp_path: Path) -> 
     doc = facts(job / "train.sh")
     assert str(tmp_path / "train.py") not in (doc["facts"]["job.files"]["value"] or [])
     assert _ignored(doc) == []  # not read: its flags are unknown
+
+
+TITAN = """\
+[job]
+dump_folder = "./outputs"
+
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+steps = 1000
+local_batch_size = 1
+enable_cpu_offloadd = true
+{extra}"""
+
+
+def test_a_torchtitan_forks_keys_are_its_own_not_ignored_ones(tmp_path: Path) -> None:
+    p = tmp_path / "train.toml"
+    p.write_text(TITAN.format(extra=""))
+    assert any("enable_cpu_offloadd" in i for i in _ignored(facts(p)))  # a typo in torchtitan's own config
+    p.write_text(TITAN.format(extra="\n[my_offload]\npin_memory = true\n"))
+    doc = facts(p)
+    assert _ignored(doc) == []  # a fork's config manager (it adds [my_offload]) defines its keys
+    assert "a fork's config" in doc["facts"]["job.config.ignored_keys"]["source"]
