@@ -99,3 +99,12 @@ def test_a_torchtitan_forks_keys_are_its_own_not_ignored_ones(tmp_path: Path) ->
     doc = facts(p)
     assert _ignored(doc) == []  # a fork's config manager (it adds [my_offload]) defines its keys
     assert "a fork's config" in doc["facts"]["job.config.ignored_keys"]["source"]
+
+
+def test_a_train_script_after_another_script_is_still_the_entry_point(tmp_path: Path) -> None:
+    """``python tools/wrap.py pretrain_gpt.py ...``: pretrain_gpt.py stays the entry point
+    (Megatron's), as before the first script of any name was taken."""
+    p = tmp_path / "run.sh"
+    p.write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 tools/wrap.py pretrain_gpt.py --micro-batch-size 1 "
+                 "--global-batch-size 64 --bf16\n")
+    assert "megatron" in facts(p)["facts"]["job.formats"]["value"]
