@@ -105,6 +105,5 @@ def test_a_train_script_after_another_script_is_still_the_entry_point(tmp_path: 
     """``python tools/wrap.py pretrain_gpt.py ...``: pretrain_gpt.py stays the entry point
     (Megatron's), as before the first script of any name was taken."""
     p = tmp_path / "run.sh"
-    p.write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 tools/wrap.py pretrain_gpt.py --micro-batch-size 1 "
-                 "--global-batch-size 64 --bf16\n")
+    p.write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 tools/wrap.py pretrain_gpt.py --bf16\n")
     assert "megatron" in facts(p)["facts"]["job.formats"]["value"]
