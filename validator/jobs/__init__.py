@@ -13,6 +13,9 @@ message), which the CLI reports as ``error`` findings. One module per format fam
                           ``--kind``, defaults and metrics derive from it
 ``format_detection``      which format a file is (syntax, markers, key scores)
 ``evidence``              decisive evidence, judged against every other format
+``hydra``                 Hydra's composition (defaults lists, packages, experiments)
+``composition``           whether a Hydra root is claimed: the framework it composes
+``entrypoint``            a launch script's Python entry point: its own arguments
 ``deepspeed``             DeepSpeed JSON (also inside HF / heredocs)
 ``lightning``             Lightning Trainer / LightningCLI / Hydra, NeMo 1.x
 ``hf``                    HF TrainingArguments, Accelerate config
