@@ -49,15 +49,24 @@ def test_the_entry_points_own_dataclass_fields_are_no_typos(tmp_path: Path) -> N
     (tmp_path / "train.sh").write_text(LAUNCH.format(script="train.py"))
     (tmp_path / "train.py").write_text(ENTRY)
     (tmp_path / "arguments.py").write_text(ARGS)
-    ignored = _ignored(facts(tmp_path / "train.sh"))
+    doc = facts(tmp_path / "train.sh")
+    ignored = _ignored(doc)
     assert not any("load_in_kbit" in i or "use_lora" in i or "model_max_length" in i for i in ignored), ignored
+    # without the typo, the pass says whose arguments the others are
+    (tmp_path / "train.sh").write_text(LAUNCH.format(script="train.py").replace("  --save_total_limits 3 \\\n", ""))
+    src = facts(tmp_path / "train.sh")["facts"]["job.config.ignored_keys"]["source"]
+    assert "--use_lora of LoraArguments" in src and "read from its dataclasses" in src
     # a flag none of its dataclasses has, next to an HF key, is still a typo
     assert any("save_total_limits" in i and "save_total_limit" in i for i in ignored), ignored
 
 
 def test_without_the_entry_point_its_flags_are_unknown_not_typos(tmp_path: Path) -> None:
     (tmp_path / "train.sh").write_text(LAUNCH.format(script="../elsewhere/finetune.py"))
-    assert _ignored(facts(tmp_path / "train.sh")) == []
+    doc = facts(tmp_path / "train.sh")
+    assert _ignored(doc) == []
+    # the finding says which flags were left unjudged, and why (a launcher's own are not named)
+    src = doc["facts"]["job.config.ignored_keys"]["source"]
+    assert "not in the job's folder" in src and "--load_in_kbit" in src and "nproc_per_node" not in src
 
 
 def test_an_hf_example_script_takes_no_flags_of_its_own(tmp_path: Path) -> None:
