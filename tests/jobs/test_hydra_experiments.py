@@ -132,3 +132,14 @@ def test_a_hydra_root_composing_a_claimed_trainer_stays_a_hydra_job(tmp_path: Pa
     assert doc["errors"] == []
     assert value(doc, "job.formats") == ["hydra", "lightning"]
     assert value(doc, "job.precision.mode") == "fp32"
+
+
+def test_judging_a_root_never_opens_a_config_outside_its_folder(tmp_path: Path) -> None:
+    """``- ../../secret`` names a file the run was not given: whether the root is claimed is
+    judged without opening it, and nothing of it reaches the refusal."""
+    (tmp_path / "secret.yaml").write_text("actor_rollout_ref:\n  rollout: {name: vllm}\ncritic: {}\n")
+    root = tmp_path / "a" / "b"
+    root.mkdir(parents=True)
+    (root / "train.yaml").write_text("defaults:\n  - ../../secret\n  - _self_\nfoo: 1\n")
+    (err,) = read_job([root / "train.yaml"])[0]["errors"]
+    assert "actor_rollout_ref" not in err["message"] and "verl" not in err["message"]

@@ -75,6 +75,8 @@ def composed_files(data: JSONValue, path: Path, classify: Callable[[JSONValue, P
 
     out: list[tuple[Path, str | None, list[ev.Seen]]] = []
     seen: set[str] = {os.path.realpath(path)}
+    top = os.path.realpath(path.parent).rstrip(os.sep) + os.sep
+    roots: set[str] = set()  # config roots found for absolute groups (safe_root-checked)
     todo: list[tuple[Path, JSONValue, int]] = [(path, data, 0)]
     while todo and len(out) < MAX_COMPOSED:
         here, d, depth = todo.pop(0)
@@ -86,6 +88,12 @@ def composed_files(data: JSONValue, path: Path, classify: Callable[[JSONValue, P
             key = os.path.realpath(target)
             if root is not None and not hydra.safe_root(root, here, group, option):
                 return None  # a composition ``follow`` refuses to read: its LINT-00 says so
+            if root is not None:
+                roots.add(os.path.realpath(root).rstrip(os.sep) + os.sep)
+            elif not key.startswith((top, *roots)):
+                # never opened: only configs of the root's folder or a config root above it
+                # (``- ../../x`` names a file this run was not given)
+                continue
             if key in seen:
                 continue
             if not target.is_file():
