@@ -13,6 +13,9 @@ message), which the CLI reports as ``error`` findings. One module per format fam
                           ``--kind``, defaults and metrics derive from it
 ``format_detection``      which format a file is (syntax, markers, key scores)
 ``evidence``              decisive evidence, judged against every other format
+``hydra``                 Hydra's composition (defaults lists, packages, experiments)
+``composition``           whether a Hydra root is claimed: the framework it composes
+``entrypoint``            a launch script's Python entry point: its own arguments
 ``deepspeed``             DeepSpeed JSON (also inside HF / heredocs)
 ``lightning``             Lightning Trainer / LightningCLI / Hydra, NeMo 1.x
 ``hf``                    HF TrainingArguments, Accelerate config
@@ -155,6 +158,11 @@ def document(model: JobModel) -> Document:
     # keeps the first one's only): lint --nodes cites the line of each (validator.jobnodes)
     doc["env"] = [_with_text({"value": v, "file": f, "line": ln}, texts)
                   for v, f, ln, _src in getattr(model, "lists", {}).get("job.comm.env", [])]
+    composed = getattr(model, "hydra_composed", None)
+    if composed:
+        # configs composed under an experiment that also run on their own (its primary
+        # config): grouping.split_folder keeps them entry points of their own jobs
+        doc["runs_alone"] = sorted(composed)
     return doc
 
 
@@ -301,6 +309,14 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
                     ctx.tree.use_document(i)
                     break
         k = kind or detect.kind_of_tree(syntax, ctx.tree.data, path)
+        if k is None and not explicit and os.path.realpath(path) in model.layers:
+            from validator.jobs import hydra
+
+            if hydra.is_root(ctx.tree.data, path):
+                # a group file a Hydra defaults list picked, with a defaults list of its own
+                # (data/unlearn.yaml naming datasets@forget): a node of the composition
+                # being read, whatever framework is composed
+                k = "hydra"
         if k is None:
             if explicit and detect.k8s_kind(ctx.tree.data):
                 kinds = [str(detect.k8s_kind(d)) for d in ctx.tree.docs if detect.k8s_kind(d)]

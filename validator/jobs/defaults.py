@@ -310,6 +310,10 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
                                               "nemo/utils/exp_manager.py (ExpManagerConfig)"),
         "resume_if_exists": Default("exp_manager.resume_if_exists", False, None,
                                     "nemo/utils/exp_manager.py (ExpManagerConfig)"),
+        # NeMo 2 (llm.train(resume=AutoResume(...)), a recipe's resume: block): its own default,
+        # not exp_manager's (read at NVIDIA/NeMo@0585ad8, unchanged in the 2.x API)
+        "autoresume_if_exists": Default("resume.resume_if_exists (AutoResume)", False, None,
+                                        "nemo/lightning/resume.py (AutoResume.__init__)"),
     }),
     Table("llm-foundry", "0.22.0", {
         "save_folder": Default("save_folder", None, None, "llmfoundry/utils/config_utils.py (TrainConfig)",

@@ -124,6 +124,9 @@ class Format:
     hydra_groups: tuple[str, ...] = ()  # Hydra config groups whose files hold a section of its keys
     hydra_bases: bool = True  # a file of it with a Hydra ``defaults:`` list composes its bases
     manifest: bool = False  # a Kubernetes manifest: the training resource of a multi-document file
+    # a composition of other configs (a Hydra root): claimed only when a config it composes,
+    # or its own decisive evidence, is of a framework spec-check reads (composition.judge)
+    composes: bool = False
     # --- what its reader records, and what follows from it
     tag: str | None = None  # its ``job.formats`` value, when not ``name`` ("hf_trainer")
     launch_tags: tuple[str, ...] = ()  # job.formats values of files that hold the job's launch
@@ -337,7 +340,7 @@ FORMATS: tuple[Format, ...] = (
            packages=("skypilot", "skypilot-nightly")),
     Format("kubernetes", "Kubernetes training resource", "k8s:read_kubernetes", manifest=True,
            launch_tags=("mpijob", "rayjob", "jobset", "volcano-job", "trainjob")),
-    Format("hydra", "Hydra root config", "hydra:read", hydra_bases=False),
+    Format("hydra", "Hydra root config", "hydra:read", hydra_bases=False, composes=True),
     # frameworks spec-check does not read: seen, named, and refused
     Format("composer", "a MosaicML Composer trainer (without llm-foundry)", targets=r"composer\.",
            claimed=False),

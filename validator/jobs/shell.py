@@ -398,7 +398,15 @@ def harvest_flags(words: list[Word], v: Vars, flags: dict[str, tuple[str, int]])
             if resolved is not None:
                 flags.setdefault("@config:" + resolved, (resolved, words[i].line))
         elif re.fullmatch(r"\S*(pretrain_\w+|train)\.py", t):
-            flags.setdefault("@script", (t, words[i].line))
+            # a ``pretrain_*.py`` / ``train.py`` entry point wins over another script named
+            # before it (the first of any name, below)
+            if "@script?any" in flags or "@script" not in flags:
+                flags.pop("@script?any", None)
+                flags["@script"] = (t, words[i].line)
+        elif re.fullmatch(r"[\w./-]+\.py", t) and "@script" not in flags:
+            # the entry point: the first Python script of the line, whatever its name
+            flags["@script"] = (t, words[i].line)
+            flags["@script?any"] = (t, words[i].line)
         elif t in ("torchrun", "deepspeed", "accelerate", "ft_launcher") or t.endswith(
             ("/torchrun", "/deepspeed", "/ft_launcher")
         ):
