@@ -241,11 +241,14 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
         runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k not in ("errors", "run")} for d in jobs]
+    clean = [{k: v for k, v in d.items() if k not in ("errors", "run", "texts", "file_kinds")} for d in jobs]
     # lint --nodes / --run: waivers are applied once, after its findings are added
     waive_later = bool(node_facts or runs) and report_opts.waivers is not None
     report = evaluate_documents("lint", built, replace(report_opts, waivers=None) if waive_later else report_opts,
                                 clean, [d["subject"]["name"] for d in jobs])
+    from validator.jobs.fixes import attach
+
+    report = replace(report, findings=attach(report.findings, jobs, built.ctx.params))
     errors = _error_findings(docs)
     if errors:
         findings = tuple(sorted((*report.findings, *errors), key=lambda f: f.sort_key()))
