@@ -271,7 +271,11 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
         report = finish_report(report, docs, built.pack)
     notes = [] if opts.jobs_of_files else not_linted([p for p in paths if p.is_dir()], docs)
     report, said = finished(report, report_opts, notes)
-    return Outcome(report, report_opts.fail_on, said)
+    import os
+
+    texts = {f: t for d in jobs for f, t in (d.get("texts") or {}).items()}
+    roots = tuple(os.path.realpath(p if p.is_dir() else p.parent) for p in (*paths, *whole))
+    return Outcome(report, report_opts.fail_on, said, texts, roots)
 
 
 def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:

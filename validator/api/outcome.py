@@ -42,6 +42,10 @@ class Outcome:
     report: Report
     fail_on: str = "fail"
     notes: tuple[str, ...] = ()
+    # lint: each config's text as the run read it (lint --fix edits that text, and refuses a
+    # file changed since), and the folders of its jobs (no edit reaches outside them)
+    texts: dict[str, str] = field(default_factory=dict)
+    roots: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -7,17 +7,12 @@ and what evidence would decide it. ``lint`` attaches both to the finding; ``lint
 applies the edits (``edits.py``); ``tests/jobs/test_fix_proof.py`` applies every one to
 every job of the public corpus and lints again.
 
-Only settings a reader counts are proposed, each read in the framework's source at the
-version the reader's table names:
-
-* DeepSpeed ``steps_per_print: N``: ``ThroughputTimer.stop`` logs ``CurrSamplesPerSec`` and
-  ``MemAllocated`` every N global steps (DeepSpeed 0.16.5, microsoft/DeepSpeed@38327e0,
-  deepspeed/utils/timer.py; the default is None, no line at all: runtime/constants.py);
-* HF ``include_num_input_tokens_seen: true``: ``Trainer.log`` adds ``num_input_tokens_seen``
-  and ``train_tokens_per_second`` to every log (transformers 4.57.6, trainer.py ``log``;
-  ``True`` is ``"all"``, training_args.py ``__post_init__``);
-* the logging and checkpoint intervals, precision keys and flags the readers already
-  read from the same key (the finding's own source names it).
+Only settings a reader counts are proposed: each format's ``fixes`` in ``registry.py``
+(MON-01 per family, PREC-01), each read in the framework's source at the version cited
+there (DeepSpeed ``steps_per_print``: ``ThroughputTimer.stop``; HF
+``include_num_input_tokens_seen``: ``Trainer.log``; Megatron ``--log-throughput`` and
+``--log-memory-interval``: ``training_log``), and the logging and checkpoint intervals
+where the reader read them (the finding's own source names the key or flag).
 
 Never proposed: a change of launcher (``ft_launcher`` for ``torchrun`` is a rewrite of the
 launch, not an edit), a resume setting that fails a fresh run (torchtune's
@@ -38,8 +33,6 @@ if TYPE_CHECKING:
     from validator.report.model import Finding, Fix, JSONValue
     from validator.rules.spec import ParamValue
 
-DS_TIMER = "DeepSpeed 0.16.5 (microsoft/DeepSpeed@38327e0), deepspeed/utils/timer.py ThroughputTimer.stop"
-HF_TOKENS = "transformers 4.57.6, trainer.py Trainer.log"
 
 
 def _num(params: Mapping[str, ParamValue], name: str) -> float | None:
@@ -110,32 +103,40 @@ def _monitor_interval(params: Mapping[str, ParamValue]) -> int:
     return int(_num(params, "metrics_interval_steps_max") or 100)
 
 
+def _formats_of(doc: Document) -> list[Any]:
+    """The job's formats that carry fix settings, the one that speaks for the job first
+    (``registry.Format.precedence``)."""
+    from validator.jobs import registry
+
+    tags = set(_fact(doc, "job.formats").get("value") or ())
+    return [f for f in (*registry.by_precedence(), *registry.FORMATS) if f.fixes is not None and f.job_tag in tags]
+
+
+def _setting_fix(doc: Document, fmt: Any, setting: Any, params: Mapping[str, ParamValue]) -> Fix | None:
+    """``setting`` of format ``fmt`` as an edit of the job's file of that format (a key), or
+    of the line of its launch command (a flag); None when the job has no such file or line."""
+    value = setting.value
+    if value == "N":
+        value = _monitor_interval(params)
+    elif value == "LOG":
+        log = _fact(doc, "job.logging.interval_steps").get("value")
+        value = int(log) if isinstance(log, int) and log > 0 else _monitor_interval(params)
+    why = f"{fmt.framework.display if fmt.framework else fmt.display}: {setting.why}"
+    if setting.kind == "flag":
+        label = fmt.framework.label if fmt.framework else fmt.name
+        at = _launch_line(doc, f"{label}: --")
+        return None if at is None else _fix(at[0], "flag", setting.target, value, why, at[1])
+    files = _files_of(doc, fmt.name)
+    return _fix(files[0], "key", setting.target, value, why) if files else None
+
+
 def _mon01(family: str) -> Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[list[Fix] | None, str | None]]:
     def plan(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
-        n = _monitor_interval(params)
-        ds = _files_of(doc, "deepspeed")
-        hf = _files_of(doc, "hf")
-        formats = set(_fact(doc, "job.formats").get("value") or ())
-        if family in ("gpu_utilization", "memory") and ds:
-            what = "CurrSamplesPerSec" if family == "gpu_utilization" else "MemAllocated and MaxMemAllocated"
-            return [_fix(ds[0], "key", "steps_per_print", n,
-                         f"DeepSpeed logs {what} every steps_per_print global steps ({DS_TIMER}); "
-                         f"{n} steps is the profile's metrics interval (metrics_interval_steps_max)")], None
-        if family == "gpu_utilization" and hf and "hf_trainer" in formats:
-            return [_fix(hf[0], "key", "include_num_input_tokens_seen", True,
-                         f"HF Trainer then adds num_input_tokens_seen and train_tokens_per_second to every "
-                         f"log ({HF_TOKENS})")], None
-        if family == "gpu_utilization":
-            at = _launch_line(doc, "megatron: --")
-            if at is not None:
-                return [_fix(at[0], "flag", "--log-throughput", True,
-                             "Megatron-LM logs throughput per GPU (TFLOP/s/GPU) every --log-interval "
-                             "(megatron/training/training.py training_log)", at[1])], None
-        if family == "memory":
-            at = _launch_line(doc, "megatron: --")
-            if at is not None:
-                return [_fix(at[0], "flag", "--log-memory-interval", n,
-                             "Megatron-LM reports memory every --log-memory-interval iterations", at[1])], None
+        for fmt in _formats_of(doc):
+            setting = fmt.fixes.metrics.get(family)
+            fix = _setting_fix(doc, fmt, setting, params) if setting is not None else None
+            if fix is not None:
+                return [fix], None
         return None, _no_metric_edit(f, doc, family)
     return plan
 
@@ -157,26 +158,21 @@ def _no_metric_edit(f: Finding, doc: Document, family: str) -> str:
 
 
 def _prec01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
-    why_bf16 = "bf16 mixed precision (Ampere or newer GPUs); fp16 needs loss scaling too (PREC-02)"
-    kinds = doc.get("file_kinds") or {}
-    for file, kind in kinds.items():
-        if kind == "deepspeed":
-            return [_fix(file, "key", "bf16.enabled", True, f"DeepSpeed's bf16 section: {why_bf16}")], None
-    for file, kind in kinds.items():
-        if kind == "hf":
-            return [_fix(file, "key", "bf16", True, f"HF TrainingArguments bf16: {why_bf16}")], None
-        if kind in ("lightning", "nemo"):
+    for fmt in _formats_of(doc):
+        setting = fmt.fixes.precision
+        fix = _setting_fix(doc, fmt, setting, params) if setting is not None else None
+        if fix is not None:
             mode = _fact(doc, "job.precision.mode")
-            src = str(mode.get("source") or "")
-            key = "trainer.precision" if "trainer.precision" in src or kind == "nemo" or "(" in src else None
-            if key is None and src.endswith(": precision"):
-                key = "precision"
-            return [_fix(file, "key", key or "trainer.precision", "bf16-mixed",
-                         f"Lightning 2.x precision='bf16-mixed': {why_bf16}")], None
-    at = _launch_line(doc, "megatron: --")
-    if at is not None:
-        return [_fix(at[0], "flag", "--bf16", True, f"Megatron-LM --bf16: {why_bf16}", at[1])], None
-    return None, ("no mixed-precision key of this framework that spec-check reads and verifies; set the "
+            # an explicit fp32 setting is replaced where it is written (Lightning's trainer
+            # file of a Hydra tree holds precision at its top level)
+            at = _at_source(f, doc, "job.precision.mode", fix["value"], fix["why"])
+            if at and fix["kind"] == "key" and at[0]["target"].split(".")[-1] == fix["target"].split(".")[-1]:
+                return at, None
+            if mode.get("location", {}).get("line") and fix["kind"] == "key":
+                return None, (f"the precision is set at {mode['location']['file']}:{mode['location']['line']} "
+                              f"({mode.get('source')}): set it to {fix['value']!r} there")
+            return [fix], None
+    return None, ("no mixed-precision setting of this framework that spec-check reads and verifies; set the "
                   "framework's bf16 mode by hand (the remediation names them)")
 
 

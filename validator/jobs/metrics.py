@@ -121,9 +121,14 @@ def _not_shown(m: JobModel, fw: str | None, fam: str, key: str, first: str | Non
     what = fam.replace("_", " ")
     # written exactly as a profile takes it (docs/profile.md), so following it cannot fail
     declare = f"parameters: {{platform_metric_families: [{fam}]}}"
-    if fw:
-        why = (f"no {fw} setting emits {what}: whether the training loop logs it cannot be told from the "
-               f"job's files (if the platform provides it, declare it in the profile: {declare})")
+    configs = sorted(set(m.formats) - registry.launch_tags())
+    if fw or configs:
+        # a training config of its own (a torchtune or axolotl YAML alone): it is the config,
+        # so asking to lint "the training config together with them" would be a dead end
+        who = fw or ", ".join(configs)
+        why = (f"no {who} setting that spec-check reads emits {what}: whether the training loop logs it cannot "
+               f"be told from the job's files; a run's outputs would decide it (lint --run DIR), or, if the "
+               f"platform provides it, declare it in the profile: {declare}")
     else:
         why = (f"the job's files ({', '.join(sorted(set(m.formats)))}) hold no training-framework config "
                f"spec-check reads {what} from: lint the training config together with them (a directory is "
