@@ -60,6 +60,8 @@ def apply(text: str, fix: Fix) -> str:
         raise EditError(fix["needs"])
     syntax = syntax_of(fix["file"])
     kind = fix["kind"]
+    if kind == "key" and syntax in ("yaml", "json", "toml") and fix.get("line"):
+        return _at_line(text, syntax, int(fix["line"]), fix["target"].split(".")[-1], fix["value"])
     if kind == "key" and syntax in ("yaml", "json", "toml"):
         path = tuple(fix["target"].split("."))
         return {"yaml": _yaml, "json": _json, "toml": _toml}[syntax](text, path, fix["value"])
@@ -133,6 +135,54 @@ def _check(data: Any, path: tuple[str, ...], value: JSONValue) -> None:
     if got != value or (type(got) is not type(value) and not (isinstance(got, (int, float))
                                                                and isinstance(value, (int, float)))):
         raise EditError(f"the edited file reads {got!r}, not {value!r} (left unchanged)")
+
+
+# ---- a value where the reader read it -------------------------------------------------------
+
+def _at_line(text: str, syntax: str, line: int, key: str, value: JSONValue) -> str:
+    """The value of ``key`` on line ``line`` (1-based) replaced: a setting the reader read
+    there, whatever the mapping that holds it (a callback's init_args, a Hydra group file)."""
+    lines = text.splitlines(keepends=True)
+    if not 1 <= line <= len(lines):
+        raise EditError(f"line {line} is not in the file")
+    cur = lines[line - 1]
+    k = re.escape(key)
+    if syntax == "json":
+        pat = re.compile(r'("' + k + r'"\s*:\s*)' + _JSON_VALUE)
+        new = pat.sub(lambda m: m.group(1) + json.dumps(value), cur, count=1)
+    elif syntax == "toml":
+        pat = re.compile(r"^(\s*[\"']?" + k + r"[\"']?\s*=\s*)(\"[^\"]*\"|'[^']*'|[^\s#]+)")
+        import tomlkit
+
+        new = pat.sub(lambda m: m.group(1) + tomlkit.item(value).as_string(), cur, count=1)
+    else:
+        m = re.match(r"^(\s*(?:-\s+)?[\"']?" + k + r"[\"']?\s*:[ \t]+)", cur)
+        rest = _SCALAR_REST.match(cur, m.end()) if m else None
+        if m is None or rest is None or not rest.group(1).strip():
+            raise EditError(f"line {line} does not hold {key} with a value on it")
+        new = m.group(1) + _yaml_scalar(value) + rest.group(2).rstrip("\n") + ("\n" if cur.endswith("\n") else "")
+    if new == cur and not re.search(k, cur):
+        raise EditError(f"line {line} does not hold {key}")
+    lines[line - 1] = new
+    out = "".join(lines)
+    _parses(out, syntax)
+    return out
+
+
+def _parses(text: str, syntax: str) -> None:
+    from validator.io.source import ReadError, parse_json, parse_toml
+
+    try:
+        if syntax == "json":
+            parse_json(text, "")
+        elif syntax == "toml":
+            parse_toml(text, "")
+        else:
+            import yaml
+
+            yaml.safe_load(text)
+    except Exception as exc:  # ReadError, or PyYAML's YAMLError: the edit broke the file
+        raise EditError(f"the edit would not parse ({type(exc).__name__}); left unchanged") from None
 
 
 # ---- YAML ---------------------------------------------------------------------------------

@@ -127,7 +127,24 @@ def _setting_fix(doc: Document, fmt: Any, setting: Any, params: Mapping[str, Par
         at = _launch_line(doc, f"{label}: --")
         return None if at is None else _fix(at[0], "flag", setting.target, value, why, at[1])
     files = _files_of(doc, fmt.name)
-    return _fix(files[0], "key", setting.target, value, why) if files else None
+    if not files:
+        return None
+    target = setting.target
+    group, _, rest = target.partition(".")
+    if rest and group in fmt.hydra_groups and not _has_top_key(doc, files[0], group):
+        target = rest  # a Hydra group file (trainer/ddp.yaml) holds the section's keys at its top level
+    return _fix(files[0], "key", target, value, why)
+
+
+def _has_top_key(doc: Document, file: str, key: str) -> bool:
+    import yaml
+
+    text = (doc.get("texts") or {}).get(file)
+    try:
+        data = yaml.safe_load(text) if text else None
+    except yaml.YAMLError:
+        return True
+    return not isinstance(data, dict) or key in data
 
 
 def _mon01(family: str) -> Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[list[Fix] | None, str | None]]:
@@ -182,7 +199,36 @@ def _mon02(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple
                        f"at most {n} steps between metrics (the profile's metrics_interval_steps_max)")
     if fixes:
         return fixes, None
-    return None, "the interval is not one key or flag of the job's files; lower it where it is set"
+    entry = _fact(doc, "job.logging.interval_steps")
+    return None, f"set the logging interval to at most {n} steps: {entry.get('source')}"
+
+
+def _mon02_time(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
+    step = _fact(doc, "job.step_time").get("value")
+    limit = _num(params, "metrics_interval_max")
+    entry = _fact(doc, "job.logging.interval_steps")
+    if not isinstance(step, (int, float)) or not step or limit is None or entry.get("value") is None:
+        return None, "the interval is set in time, or the step time is unknown: lower it where it is set"
+    n = max(1, int(limit // float(step)))
+    why = f"at most {limit:g} s between metrics (metrics_interval_max) at {float(step):g} s a step = {n} steps"
+    fixes = _at_source(f, doc, "job.logging.interval_steps", n, why)
+    if fixes:
+        return fixes, None
+    return None, f"set the logging interval to at most {n} steps: {entry.get('source')}"
+
+
+def _more_often(doc: Document, fix: Fix, steps: int, why: str) -> list[Fix]:
+    """A second interval of the same name that saves more often (OLMo's
+    ``save_interval_ephemeral`` beside ``save_interval``: the reader takes the shorter, so
+    both must move for the interval to become ``steps``)."""
+    text = (doc.get("texts") or {}).get(fix["file"]) or ""
+    key = fix["target"].split(".")[-1]
+    out: list[Fix] = []
+    for i, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"^\s*(" + re.escape(key) + r"_\w+)\s*:\s*(\d+)\s*(?:#.*)?$", line)
+        if m and i != fix.get("line") and int(m.group(2)) < steps and "ephemeral" in m.group(1):
+            out.append(_fix(fix["file"], "key", m.group(1), steps, why + " (this interval saves more often)", i))
+    return out
 
 
 def _ckpt02(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
@@ -190,7 +236,7 @@ def _ckpt02(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tupl
 
     gpus = _fact(doc, "job.gpu_count").get("value")
     step = _fact(doc, "job.step_time").get("value")
-    mtbf = _num(params, "gpu_mtbf")
+    mtbf = _num(params, "gpu_mtbf")  # hours, as the rule's formulas take it (formulas.py)
     write = _num(params, "checkpoint_write_time")
     if f.rule == "CKPT-02.time-interval-far-from-optimum":
         return None, "the interval is a time, not a step count: set it within the expected range by hand"
@@ -202,13 +248,13 @@ def _ckpt02(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tupl
             fix[0]["needs"] = "the step time and GPU count: pass --set step_time=SECONDS --set gpu_count=N"
             return fix, None
         return None, "pass --set step_time=SECONDS and --set gpu_count=N to compute the interval"
-    tau = daly_interval(float(gpus), mtbf, write)
+    tau = daly_interval(float(gpus), mtbf * 3600.0, write)
     steps = max(1, round(tau / float(step)))
     why = (f"Daly's optimum: {tau:.0f} s of compute between checkpoints for {gpus:g} GPUs at a per-GPU MTBF of "
-           f"{mtbf / 3600:g} h and a {write:g} s write, at {float(step):g} s a step = {steps} steps")
+           f"{mtbf:g} h and a {write:g} s write, at {float(step):g} s a step = {steps} steps")
     fixes = _at_source(f, doc, "job.checkpoint.interval_steps", steps, why)
     if fixes:
-        return fixes, None
+        return fixes + _more_often(doc, fixes[0], steps, why), None
     return None, f"set the checkpoint interval to {steps} steps where it is set ({entry.get('source')})"
 
 
@@ -231,6 +277,53 @@ _NO_EDIT: dict[str, str] = {
         "resumes only when the script passes resume_from_checkpoint to train()); evidence that would decide "
         "it: the training script's resume call, or a run's logs showing a restart that continued its step "
         "count (lint --run DIR)"),
+    "TOPO-03.degrees-do-not-divide-world-size": (
+        "no single edit: which parallel degree or node count to change is a choice of the model's layout; "
+        "make tensor x pipeline x context (x expert) parallel sizes divide the world size"),
+    "TOPO-03.tensor-parallel-exceeds-nvlink-domain": (
+        "no single edit: moving model parallelism from tensor to pipeline or context parallelism changes "
+        "the layout; --set nvlink_domain_size=N states a larger domain if the nodes have one"),
+    "COMM-01.nccl-algo-ring-pinned-at-scale": (
+        "remove the NCCL_ALGO pin where it is exported (an edit of the launch environment spec-check does not "
+        "make: unsetting a variable may be what another script relies on)"),
+    "COMM-01.nccl-algo-tree-pinned-single-node": (
+        "remove the NCCL_ALGO pin where it is exported (spec-check does not delete lines)"),
+    "COMM-02.grad-comm-dtype-below-floor": (
+        "no edit that keeps the job's numerics: raising the gradient communication precision is a choice "
+        "of the framework's setting the finding names"),
+    "REC-02.measured-recovery-too-slow": (
+        "measured from the recovery log given: no edit of the files changes a measured time; evidence that "
+        "would decide it: a recovery log after the launch is changed"),
+    "REC-03.preemption-signal-too-late": (
+        "no edit without the checkpoint write time of this job: set sbatch --signal=B:USR1@SECONDS with SECONDS "
+        "at least the write time (--set checkpoint_write_time)"),
+    "PREC-02.fp16-without-dynamic-loss-scaling": (
+        "turn dynamic loss scaling on with the framework's key the finding names (or use bf16): spec-check "
+        "does not choose between them"),
+    "PREC-02.ignored-config-keys": (
+        "remove or rename the keys the finding lists: spec-check does not delete a user's keys"),
+    "PREC-02.inconsistent-precision-settings": (
+        "keep one half-precision mode: which one to keep is the user's choice (bf16 on Ampere or newer)"),
+    "BATCH-01.global-batch-mismatch": (
+        "no single edit: the global batch, micro-batch, accumulation and data-parallel size must agree, and "
+        "which of them to change is a choice of the training recipe"),
+    "BATCH-01.global-batch-not-divisible": (
+        "no single edit: make the global batch a multiple of micro-batch x data-parallel size; which to "
+        "change is a choice of the training recipe"),
+    "BATCH-01.global-batch-not-divisible-by-accumulation": (
+        "no single edit: make the global batch a multiple of the accumulation steps; which to change is a "
+        "choice of the training recipe"),
+    "MON-02.measured-interval-too-long": (
+        "measured in the run given: lower the logging interval in the job's config and run again"),
+    "MON-02.measured-interval-too-many-steps": (
+        "measured in the run given: lower the logging interval in the job's config and run again"),
+    "MON-02.measured-gap-too-long": (
+        "a gap measured in the run given (a stall or a restart): no edit of the files; the run's logs around "
+        "the gap decide its cause"),
+    "MON-02.metrics-stalled": (
+        "the run given stopped emitting metrics: no edit of the files; the run's logs decide why"),
+    "MON-02.nonfinite-values": (
+        "NaN or Inf values in the run given: a training problem (learning rate, precision), no config edit"),
     "CKPT-01.checkpointing-disabled": (
         "turn checkpointing on with the framework's own save setting at an interval CKPT-02 accepts; "
         "spec-check proposes no value without the step time (--set step_time=SECONDS)"),
@@ -244,6 +337,7 @@ _PLANS: dict[str, Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[
     "MON-01.gradient-stats-not-emitted": _mon01("gradient_stats"),
     "PREC-01.full-precision-training": _prec01,
     "MON-02.metrics-interval-too-many-steps": _mon02,
+    "MON-02.metrics-interval-too-long": _mon02_time,
     "CKPT-02.interval-far-from-optimum": _ckpt02,
     "CKPT-02.time-interval-far-from-optimum": _ckpt02,
 }
