@@ -170,7 +170,7 @@ def _at_line(text: str, syntax: str, line: int, key: str, value: JSONValue) -> s
 
 
 def _parses(text: str, syntax: str) -> None:
-    from validator.io.source import ReadError, parse_json, parse_toml
+    from validator.io.source import parse_json, parse_toml
 
     try:
         if syntax == "json":

@@ -203,6 +203,25 @@ def _mon02(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple
     return None, f"set the logging interval to at most {n} steps: {entry.get('source')}"
 
 
+_BOOL_SOURCE = re.compile(r"^[\w.-]+: ([\w.-]+) = (True|False|true|false)\b")
+
+
+def _ckpt01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
+    """A checkpointing switch written off (``enable = false``), or a setting that makes the
+    checkpoints unusable for a restart (HF ``save_only_model: true``: no optimizer state),
+    flipped where it is written: the key the reader found to be the cause."""
+    entry = _fact(doc, "job.checkpoint.enabled")
+    src, loc = str(entry.get("source") or ""), entry.get("location") or {}
+    m = _BOOL_SOURCE.match(src)
+    kind = (doc.get("file_kinds") or {}).get(loc.get("file") or "")
+    if m and loc.get("line") and kind not in (None, "shell", "env"):
+        value = m.group(2).lower() != "true"
+        why = f"the reader found checkpointing off because of {m.group(1)} ({src}); this turns it back"
+        return [_fix(loc["file"], "key", m.group(1), value, why, int(loc["line"]))], None
+    return None, (f"turn checkpointing on where it is off ({src}) with a save interval CKPT-02 accepts; "
+                  "spec-check proposes no interval without the step time (--set step_time=SECONDS)")
+
+
 def _mon02_time(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
     step = _fact(doc, "job.step_time").get("value")
     limit = _num(params, "metrics_interval_max")
@@ -336,6 +355,7 @@ _PLANS: dict[str, Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[
     "MON-01.collective-latency-not-emitted": _mon01("collective_latency"),
     "MON-01.gradient-stats-not-emitted": _mon01("gradient_stats"),
     "PREC-01.full-precision-training": _prec01,
+    "CKPT-01.checkpointing-disabled": _ckpt01,
     "MON-02.metrics-interval-too-many-steps": _mon02,
     "MON-02.metrics-interval-too-long": _mon02_time,
     "CKPT-02.interval-far-from-optimum": _ckpt02,

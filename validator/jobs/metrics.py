@@ -115,6 +115,10 @@ def _not_shown(m: JobModel, fw: str | None, fam: str, key: str, first: str | Non
     setting = settings(fw or "").get(fam)
     if setting is None and fam == "collective_latency" and m.torch and set(m.formats) & registry.launch_tags():
         setting = _NCCL
+    if setting == _NCCL and not set(m.formats) & registry.launch_tags():
+        # environment variables, and the job is config files only: say where they go
+        setting += (" (environment variables: export them in the script or scheduler that launches this "
+                    "config; its files have no launch environment)")
     if setting:
         logs = f"; {cite(key)}" if key else ""
         return Entry("not emitted", first, None, f"{fw or 'the launch'}: to emit it, {setting}{logs}")
