@@ -224,6 +224,19 @@ def test_the_written_job_gets_the_issues_fixes() -> None:
     assert "train.sbatch" in nofix["MON-01.collective-latency-not-emitted"]
 
 
+def test_rec02_advice_as_written_keeps_the_job_readable(tmp_path: Path) -> None:
+    """REC-02's remediation, followed as written (NVRx ft_launcher with a rank heartbeat in
+    place of torchrun), leaves a job spec-check reads, and clears the hang finding: it was
+    refused as "not a training job" (issue 30)."""
+    job = HERE / "fixes" / "megatron" / "pretrain.sh"
+    root, copy = _copy(job, tmp_path)
+    before, _ = _lint(copy, root)
+    assert _by_key(before)[("REC-02.hang-detection-too-slow", None)].status is Status.FAIL
+    copy.write_text(copy.read_text().replace("\ntorchrun ", "\nft_launcher --ft-rank-heartbeat-timeout 30 "))
+    after, _ = _lint(copy, root)
+    assert _by_key(after)[("REC-02.hang-detection-too-slow", None)].status is Status.PASS
+
+
 if __name__ == "__main__":
     import sys
     import tempfile
