@@ -237,6 +237,21 @@ def test_rec02_advice_as_written_keeps_the_job_readable(tmp_path: Path) -> None:
     assert _by_key(after)[("REC-02.hang-detection-too-slow", None)].status is Status.PASS
 
 
+def test_a_resume_setting_that_breaks_a_fresh_run_is_no_resume(tmp_path: Path) -> None:
+    """torchtune's resume_from_checkpoint: True raises on a fresh run (the recipe state is
+    missing): it is not counted as automatic resume, and no fix proposes it (issue 30)."""
+    src = HERE.parent / "corpus" / "torchtune_yaml" / "pytorch__torchtune__recipes__configs__llama3_1__8B_full.yaml"
+    root = tmp_path / "job"
+    root.mkdir()
+    job = root / "8B_full.yaml"
+    job.write_text(src.read_text().replace("resume_from_checkpoint: False", "resume_from_checkpoint: True"))
+    assert "resume_from_checkpoint: True" in job.read_text()
+    findings, _ = _lint(job, root)
+    ckpt3 = [f for f in findings if f.rule == "CKPT-03.resume-not-automatic"]
+    assert ckpt3 and ckpt3[0].status is Status.FAIL and "raises on a fresh run" in str(ckpt3[0].source)
+    assert not any(fx["target"].endswith("resume_from_checkpoint") for f in findings for fx in f.fixes or ())
+
+
 if __name__ == "__main__":
     import sys
     import tempfile
