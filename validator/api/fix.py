@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from validator.api.outcome import Outcome
+    from validator.api.outcome import LintOutcome as Outcome
+    from validator.report.model import Fix
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class FixPlan:
     problems: tuple[str, ...]  # bad input: one line each; nothing is written when any
 
 
-def _shown(fx: dict[str, object]) -> str:
+def _shown(fx: Fix) -> str:
     import json
 
     value = fx["value"]
@@ -47,7 +48,7 @@ def plan_fixes(outcome: Outcome) -> FixPlan:
     from validator.jobs import edits
 
     texts = outcome.texts
-    by_file: dict[str, list[tuple[str, dict[str, object]]]] = {}
+    by_file: dict[str, list[tuple[str, Fix]]] = {}
     not_applied: list[str] = []
     seen: set[tuple[str, str, str, str]] = set()
     for f in outcome.report.findings:
@@ -61,7 +62,7 @@ def plan_fixes(outcome: Outcome) -> FixPlan:
             if key in seen:
                 continue
             seen.add(key)
-            by_file.setdefault(fx["file"], []).append((f.rule, dict(fx)))
+            by_file.setdefault(fx["file"], []).append((f.rule, fx))
     out: list[FileEdit] = []
     problems: list[str] = []
     for file, items in by_file.items():
@@ -70,12 +71,12 @@ def plan_fixes(outcome: Outcome) -> FixPlan:
             problems.append(f"{file}: cannot fix: the lint could not read this file")
             continue
         new, done = old, []
-        for rule, fx in items:
+        for rule, edit in items:
             try:
-                new = edits.apply(new, fx)  # type: ignore[arg-type]
-                done.append(f"{rule}: {_shown(fx)}")
+                new = edits.apply(new, edit)
+                done.append(f"{rule}: {_shown(edit)}")
             except edits.EditError as exc:
-                not_applied.append(f"{file}: {rule}: {fx['target']}: not applied: {exc}")
+                not_applied.append(f"{file}: {rule}: {edit['target']}: not applied: {exc}")
         if new != old:
             out.append(FileEdit(file, old, new, tuple(done)))
     problems += [p for e in out for p in _refusals(e.file, e.old, outcome.roots)]

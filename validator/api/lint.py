@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.api.options import LintOptions, OptionsError
-from validator.api.outcome import Outcome
+from validator.api.outcome import LintOutcome
 from validator.api.steps import Built, build, evaluate_documents, finished
 from validator.errors import SpecCheckError
 
@@ -213,7 +213,7 @@ def unreadable_rule() -> RuleDoc:
     )
 
 
-def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
+def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> LintOutcome:
     """Read the jobs of ``opts.paths`` / ``opts.whole`` (and ``opts.runs``), judge them (and
     against ``opts.nodes``), and return the report with every job's verdict in
     ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2)."""
@@ -275,7 +275,7 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
 
     texts = {f: t for d in jobs for f, t in (d.get("texts") or {}).items()}
     roots = tuple(os.path.realpath(p if p.is_dir() else p.parent) for p in (*paths, *whole))
-    return Outcome(report, report_opts.fail_on, said, texts, roots)
+    return LintOutcome(report, report_opts.fail_on, said, texts, roots)
 
 
 def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:

@@ -42,10 +42,6 @@ class Outcome:
     report: Report
     fail_on: str = "fail"
     notes: tuple[str, ...] = ()
-    # lint: each config's text as the run read it (lint --fix edits that text, and refuses a
-    # file changed since), and the folders of its jobs (no edit reaches outside them)
-    texts: dict[str, str] = field(default_factory=dict)
-    roots: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -54,6 +50,16 @@ class Outcome:
     @property
     def conformant(self) -> bool:
         return self.exit_code == 0
+
+
+@record(frozen=True)
+class LintOutcome(Outcome):
+    """A lint: also each config's text as the run read it (``lint --fix`` edits that text,
+    and refuses a file changed since), and the folders of its jobs (no edit reaches outside
+    them)."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    roots: tuple[str, ...] = ()
 
 
 @record(frozen=True)

@@ -60,8 +60,9 @@ def apply(text: str, fix: Fix) -> str:
         raise EditError(fix["needs"])
     syntax = syntax_of(fix["file"])
     kind = fix["kind"]
-    if kind == "key" and syntax in ("yaml", "json", "toml") and fix.get("line"):
-        return _at_line(text, syntax, int(fix["line"]), fix["target"].split(".")[-1], fix["value"])
+    line = fix.get("line")
+    if kind == "key" and syntax in ("yaml", "json", "toml") and line:
+        return _at_line(text, syntax, line, fix["target"].split(".")[-1], fix["value"])
     if kind == "key" and syntax in ("yaml", "json", "toml"):
         path = tuple(fix["target"].split("."))
         return {"yaml": _yaml, "json": _json, "toml": _toml}[syntax](text, path, fix["value"])
