@@ -83,7 +83,6 @@ def describe(detail: str, file: str | None) -> str:
 
 
 _ENV = re.compile(r"[A-Z][A-Z0-9_]{2,}")
-_LAUNCHERS = ("torchrun", "ft_launcher", "deepspeed", "accelerate", "srun", "sbatch")
 
 
 def where_to_set(setting: str, file: str | None) -> str:
@@ -103,7 +102,7 @@ def where_to_set(setting: str, file: str | None) -> str:
             "; it is an environment variable: export it in the script or scheduler that launches the job")
     if "(" in head or head.startswith("<") or "slurm.conf" in head:
         return "; set in the training code or the cluster's configuration, not in a config file"
-    if first in _LAUNCHERS or first.startswith("--"):
+    if first.startswith("--") or re.search(r"\s--\w", head):  # a flag (of a launcher: "torchrun --max-restarts")
         return f"; set it in {file}" if script else "; set it on the launch command (the script that runs the job)"
     if script:
         return "; set it in the job's training config"
