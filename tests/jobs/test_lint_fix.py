@@ -127,3 +127,19 @@ def test_an_edit_that_needs_a_value_is_listed_with_what_to_pass(configs: Path) -
     assert "Traceback" not in r.stderr
     r2 = _run(f"spec-check lint {job} --diff --set gpu_count=32 --set step_time=2", configs)
     assert "+save_steps: " in r2.stdout  # with the step time, Daly's interval is the edit
+
+
+def test_a_result_with_broken_fixes_is_refused_by_report(configs: Path, tmp_path: Path) -> None:
+    """A lint result read back (``spec-check report``) carries its fixes into SARIF; a fix
+    missing what SARIF needs is one line and exit 2, not a crash."""
+    out = tmp_path / "r.json"
+    _run(f"spec-check lint configs/ --format json -o {out}", configs)
+    doc = json.loads(out.read_text())
+    good = _run(f"spec-check report {out} --format sarif", configs)
+    assert good.returncode == 0 and "artifactChanges" in good.stdout
+    f = next(f for f in doc["findings"] if f.get("fixes"))
+    f["fixes"][0]["replace"] = {"start": 3}
+    out.write_text(json.dumps(doc))
+    bad = _run(f"spec-check report {out} --format sarif", configs)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert ".fixes[0].replace.end: expected a JSON integer" in bad.stderr
