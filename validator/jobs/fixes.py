@@ -159,7 +159,14 @@ def _mon01(family: str) -> Callable[[Finding, Document, Mapping[str, ParamValue]
 
 
 def _no_metric_edit(f: Finding, doc: Document, family: str) -> str:
+    from validator.jobs import metrics, registry
+
     what = family.replace("_", " ")
+    fw = metrics.framework_of(list(_fact(doc, "job.formats").get("value") or []))
+    setting = metrics.settings(fw or "").get(family) if fw else None
+    if setting and setting != registry.NCCL_TIMING:
+        return (f"{fw}: {setting}: a callback, code or several settings, not one key spec-check writes; "
+                f"evidence that would decide it: a run's outputs showing a {what} series (lint --run DIR)")
     base = (f"no setting of the job's files that spec-check can verify emits {what}; evidence that would decide "
             f"it: a run's outputs showing a {what} series (lint --run DIR), or the platform's exporter declared "
             f"in the profile (parameters: {{platform_metric_families: [{family}]}}) and checked on the nodes "

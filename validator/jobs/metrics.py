@@ -61,6 +61,11 @@ def _by_tag(tag: str) -> registry.Format | None:
     return next((f for f in registry.by_precedence() if f.job_tag == tag), None)
 
 
+def framework_of(formats: list[str]) -> str | None:
+    """The framework (its ``job.formats`` tag) that speaks for a job's metrics."""
+    return _framework(formats)
+
+
 def _framework(formats: list[str]) -> str | None:
     """The framework that speaks for the job's metrics (``Format.precedence``)."""
     for f in registry.by_precedence():
