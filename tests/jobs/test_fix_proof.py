@@ -30,7 +30,7 @@ from validator.report.model import Finding, Status
 
 HERE = Path(__file__).parent
 WRITTEN = [HERE / "fixes" / "newuser" / "train.sbatch", HERE / "fixes" / "megatron" / "pretrain.sh",
-           HERE / "fixes" / "lightning" / "config.yaml"]
+           HERE / "fixes" / "lightning" / "config.yaml", HERE / "fixes" / "hf_model_only" / "train.yaml"]
 RANK = {Status.PASS: 0, Status.SKIP: 0, Status.WARN: 1, Status.ERROR: 2, Status.FAIL: 2}
 # with the run sizes CKPT-02 needs, so that its Daly fix is proven too
 SIZES = ("step_time=2", "gpu_count=1024")
@@ -222,6 +222,15 @@ def test_the_written_job_gets_the_issues_fixes() -> None:
     nofix = {f.rule: f.no_fix for f in findings if f.no_fix}
     assert "recovery log" in nofix["REC-02.hang-detection-too-slow"]
     assert "train.sbatch" in nofix["MON-01.collective-latency-not-emitted"]
+
+
+def test_the_fix_names_the_cause_not_a_neighbouring_key() -> None:
+    """HF checkpoints of the model only cannot resume training: the fix turns
+    save_only_model off, at its line, rather than naming save_strategy (issue 30)."""
+    job = HERE / "fixes" / "hf_model_only" / "train.yaml"
+    findings, _ = _lint(job, job.parent)
+    ckpt = _by_key(findings)[("CKPT-01.checkpointing-disabled", None)]
+    assert [(fx["target"], fx["value"], fx.get("line")) for fx in ckpt.fixes or ()] == [("save_only_model", False, 11)]
 
 
 def test_rec02_advice_as_written_keeps_the_job_readable(tmp_path: Path) -> None:
