@@ -30,10 +30,10 @@ framework default; a default is used only where no file sets the value.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.jobs import registry
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.jobs.model import JobModel
@@ -109,7 +109,7 @@ def where_to_set(setting: str, file: str | None) -> str:
     return f"; set it in {file}"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Default:
     setting: str  # as the user writes it
     value: JSONValue  # in seconds for durations; None = disabled / never
@@ -119,7 +119,7 @@ class Default:
     note: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Table:
     framework: str
     version: str  # the version the rows were read at

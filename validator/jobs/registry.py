@@ -25,12 +25,11 @@ catalogue name (``llm-foundry`` for ``llmfoundry``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import overload
 
-from validator.values.records import field, record
 
-
-@record(frozen=True)
+@dataclass(frozen=True)
 class Framework:
     """Where a format's framework defaults come from, as every output labels them
     ("default of <display> (not set in your files; <snapshot>)", ``defaults.py``)."""
@@ -42,7 +41,7 @@ class Framework:
     aliases: tuple[str, ...] = ()  # other source prefixes of the same framework ("accelerate launch")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CollectiveTimeout:
     """The framework's own default of the process-group (collective) timeout."""
 
@@ -56,7 +55,7 @@ NCCL_TIMING = ("set TORCH_NCCL_ENABLE_TIMING=1 (per-collective durations), or de
                "profiler plugin (NCCL_PROFILER_PLUGIN, e.g. the NCCL inspector) in the profile")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Metrics:
     """MON-01 per metric family (``metrics.py``) for a job of this framework.
 
@@ -68,7 +67,7 @@ class Metrics:
     by_default: tuple[tuple[str, ...], str] | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Setting:
     """A setting a fix writes (``fixes.py``), read in the framework's source: ``kind`` "key"
     (a dotted key path of the format's config file) or "flag" (a flag of its launch
@@ -82,7 +81,7 @@ class Setting:
     why: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Fixes:
     """The settings that clear a finding for a job of this format: per MON-01 family, and
     for PREC-01 (full fp32 training). A family or rule it lacks has no file edit."""
@@ -96,7 +95,7 @@ _DS_TIMER = "DeepSpeed 0.16.5 (microsoft/DeepSpeed@38327e0) deepspeed/utils/time
 _MEGATRON_LOG = "Megatron-LM@d98e8a6 megatron/training/training.py training_log"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Marker:
     """A pattern of keys that names a file's format before the evidence is weighed
     (``format_detection``): in a file of ``syntax``, the markers of every format are tried
@@ -118,7 +117,7 @@ class Marker:
     clauses: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Format:
     """A config format: ``name`` (the ``--kind``), ``display`` (in messages), ``reader``
     (``module:function`` under validator.jobs; None for a format spec-check does not
