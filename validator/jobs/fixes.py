@@ -99,8 +99,15 @@ def _at_source(f: Finding, doc: Document, fact: str, value: JSONValue, why: str)
 
 # ---- per rule ---------------------------------------------------------------------------
 
-def _monitor_interval(params: Mapping[str, ParamValue]) -> int:
-    return int(_num(params, "metrics_interval_steps_max") or 100)
+def _monitor_interval(params: Mapping[str, ParamValue], doc: Document | None = None) -> int:
+    """The metrics interval in steps that MON-02 accepts: the profile's bound in steps, and
+    its bound in time divided by the step time when the step time is known."""
+    n = int(_num(params, "metrics_interval_steps_max") or 100)
+    step = _fact(doc, "job.step_time").get("value") if doc is not None else None
+    limit = _num(params, "metrics_interval_max")
+    if isinstance(step, (int, float)) and step > 0 and limit is not None:
+        n = min(n, max(1, int(limit // float(step))))
+    return n
 
 
 def _formats_of(doc: Document) -> list[Any]:
@@ -117,10 +124,10 @@ def _setting_fix(doc: Document, fmt: Any, setting: Any, params: Mapping[str, Par
     of the line of its launch command (a flag); None when the job has no such file or line."""
     value = setting.value
     if value == "N":
-        value = _monitor_interval(params)
+        value = _monitor_interval(params, doc)
     elif value == "LOG":
         log = _fact(doc, "job.logging.interval_steps").get("value")
-        value = int(log) if isinstance(log, int) and log > 0 else _monitor_interval(params)
+        value = int(log) if isinstance(log, int) and log > 0 else _monitor_interval(params, doc)
     why = f"{fmt.framework.display if fmt.framework else fmt.display}: {setting.why}"
     if setting.kind == "flag":
         label = fmt.framework.label if fmt.framework else fmt.name
@@ -201,7 +208,7 @@ def _prec01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tupl
 
 
 def _mon02(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
-    n = _monitor_interval(params)
+    n = _monitor_interval(params, doc)
     fixes = _at_source(f, doc, "job.logging.interval_steps", n,
                        f"at most {n} steps between metrics (the profile's metrics_interval_steps_max)")
     if fixes:
