@@ -66,6 +66,14 @@ def test_what_cannot_be_edited_as_written_is_refused(text: str, f: dict[str, Any
         apply(text, f)  # type: ignore[arg-type]
 
 
+def test_a_launcher_flag_goes_after_the_launcher_not_among_the_scripts_arguments() -> None:
+    text = "#!/bin/bash\nsrun torchrun train.py --lr 1e-4 --epochs 3\n"
+    new = apply(text, fix("a.sh", "flag", "torchrun --max-restarts", 3, 2))  # type: ignore[arg-type]
+    assert new.splitlines()[1] == "srun torchrun --max-restarts 3 train.py --lr 1e-4 --epochs 3"
+    with pytest.raises(EditError, match="does not run torchrun"):
+        apply(text, fix("a.sh", "flag", "torchrun --max-restarts", 3, 1))  # type: ignore[arg-type]
+
+
 def test_a_fix_that_needs_a_value_is_not_applied() -> None:
     f = {**fix("a.yaml", "key", "save_steps", None), "needs": "pass --set step_time=SECONDS"}
     with pytest.raises(EditError, match="step_time"):

@@ -347,11 +347,22 @@ def _flag_text(flag: str, value: JSONValue) -> str:
 
 
 def _flag(text: str, flag: str, value: JSONValue, line: int | None) -> str:
-    """Set ``flag`` on line ``line`` (1-based), the launch command's line the fix names."""
+    """Set ``flag`` on line ``line`` (1-based), the launch command's line the fix names.
+    ``flag`` may name its command ("torchrun --max-restarts"): a new flag then goes right
+    after the command, before the training script's own arguments."""
     lines = text.splitlines(keepends=True)
     if line is None or not 1 <= line <= len(lines):
         raise EditError(f"no line of the launch command to add {flag} to")
     cur = lines[line - 1]
+    command, _, bare = flag.rpartition(" ")
+    if command:
+        flag = bare
+        at = re.search(r"(?:^|[\s/;&|(])" + re.escape(command) + r"(?=[ \t])", cur)
+        if at is None:
+            raise EditError(f"line {line} does not run {command}")
+        if re.search(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])", cur) is None:
+            lines[line - 1] = cur[: at.end()] + " " + _flag_text(flag, value) + cur[at.end():]
+            return "".join(lines)
     have = re.search(r"(?<![\w-])" + re.escape(flag) + r"(?:(=|[ \t]+)([^\s\\\"']+))?(?![\w-])", cur)
     if have is not None:
         if value is True:

@@ -70,6 +70,19 @@ def _launch_line(doc: Document, prefix: str) -> tuple[str, int] | None:
     return None
 
 
+def _command_line(doc: Document, command: str) -> tuple[str, int] | None:
+    """The one line of the job's scripts that runs ``command`` (None when none or several:
+    which one to edit is then not for spec-check to guess)."""
+    found = []
+    texts = doc.get("texts") or {}
+    for file in _files_of(doc, "shell"):
+        for i, line in enumerate((texts.get(file) or "").splitlines(), 1):
+            if not line.lstrip().startswith("#") and re.search(
+                    r"(?:^|[\s/;&|(])" + re.escape(command) + r"(?=[ \t])", line):
+                found.append((file, i))
+    return found[0] if len(found) == 1 else None
+
+
 def _where(doc: Document, file: str | None) -> str:
     return f" in {file}" if file else ""
 
@@ -236,6 +249,19 @@ def _ckpt01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tupl
                   "spec-check proposes no interval without the step time (--set step_time=SECONDS)")
 
 
+def _rec01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
+    """torchrun's elastic agent restarts the worker group after a failure only with
+    --max-restarts N > 0 (default 0: torch/distributed/run.py); the flag goes right after
+    ``torchrun`` on its line, never among the training script's arguments."""
+    at = _command_line(doc, "torchrun")
+    if at is None:
+        return None, _NO_EDIT["REC-01.no-automatic-restart"]
+    why = ("torchrun's elastic agent restarts the worker group after a failed rank up to N times (default 0, "
+           "torch/distributed/run.py --max-restarts); 3 lets the job survive three failures before it gives up "
+           "(set N to the failures it should survive)")
+    return [_fix(at[0], "flag", "torchrun --max-restarts", 3, why, at[1])], None
+
+
 def _mon02_time(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
     step = _fact(doc, "job.step_time").get("value")
     limit = _num(params, "metrics_interval_max")
@@ -302,8 +328,8 @@ _NO_EDIT: dict[str, str] = {
         "--max-restarts), which is a change of how it is launched; evidence that would decide it: a recovery "
         "log of a real failure (lint --recovery-log FILE) measured within the bound"),
     "REC-01.no-automatic-restart": (
-        "no edit of these files alone: restarts come from the launcher (torchrun --max-restarts) or the "
-        "scheduler (sbatch --requeue), which these files do not hold; lint the job's launch script with it"),
+        "no edit of these files: restarts come from the launcher (torchrun --max-restarts) or the scheduler "
+        "(sbatch --requeue), and no torchrun line is among them; lint the job's launch script with them"),
     "CKPT-03.resume-not-automatic": (
         "no edit that is safe on a fresh run: a resume setting must find the latest checkpoint and start "
         "clean when there is none (torchtune's resume_from_checkpoint: True raises without one; HF Trainer "
@@ -370,6 +396,7 @@ _PLANS: dict[str, Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[
     "MON-01.gradient-stats-not-emitted": _mon01("gradient_stats"),
     "PREC-01.full-precision-training": _prec01,
     "CKPT-01.checkpointing-disabled": _ckpt01,
+    "REC-01.no-automatic-restart": _rec01,
     "MON-02.metrics-interval-too-many-steps": _mon02,
     "MON-02.metrics-interval-too-long": _mon02_time,
     "CKPT-02.interval-far-from-optimum": _ckpt02,
