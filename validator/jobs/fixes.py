@@ -249,6 +249,31 @@ def _ckpt01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tupl
                   "spec-check proposes no interval without the step time (--set step_time=SECONDS)")
 
 
+def _ckpt03(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
+    """Megatron-LM resumes from the latest checkpoint under --load, and starts from random
+    weights when there is none yet (``load_checkpoint``: "could not find the metadata file
+    ... will not load any checkpoints and will start from random", Megatron-LM@d98e8a6
+    megatron/training/checkpointing.py): --load set to the --save directory is safe on a
+    fresh run. Other frameworks' resume settings fail a fresh run or live in the script."""
+    resume, enabled = _fact(doc, "job.checkpoint.resume"), _fact(doc, "job.checkpoint.enabled")
+    texts = doc.get("texts") or {}
+    if str(resume.get("source")) == "megatron: --load differs from --save or is missing" \
+            and str(enabled.get("source")) == "megatron: --save":
+        loc = enabled.get("location") or {}
+        file, line = loc.get("file"), loc.get("line")
+        lines = (texts.get(file) or "").splitlines() if file else []
+        m = re.search(r"--save(?:=|[ \t]+)([^\s\\]+)", lines[line - 1]) if line and line <= len(lines) else None
+        if file and line and m:
+            target = m.group(1).strip("\"'")
+            rl = (resume.get("location") or {}).get("line")
+            at = rl if rl and rl <= len(lines) and re.search(r"--load\b", lines[rl - 1]) else line
+            why = ("Megatron-LM loads the latest checkpoint under --load, and with none yet warns and starts from "
+                   "random weights (Megatron-LM@d98e8a6 megatron/training/checkpointing.py load_checkpoint): the "
+                   "--save directory makes a restart resume where it stopped, and a fresh run still starts")
+            return [_fix(file, "flag", "--load", target, why, at)], None
+    return None, _NO_EDIT["CKPT-03.resume-not-automatic"]
+
+
 def _rec01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
     """torchrun's elastic agent restarts the worker group after a failure only with
     --max-restarts N > 0 (default 0: torch/distributed/run.py); the flag goes right after
@@ -397,6 +422,7 @@ _PLANS: dict[str, Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[
     "PREC-01.full-precision-training": _prec01,
     "CKPT-01.checkpointing-disabled": _ckpt01,
     "REC-01.no-automatic-restart": _rec01,
+    "CKPT-03.resume-not-automatic": _ckpt03,
     "MON-02.metrics-interval-too-many-steps": _mon02,
     "MON-02.metrics-interval-too-long": _mon02_time,
     "CKPT-02.interval-far-from-optimum": _ckpt02,

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Megatron-LM GPT pretraining, fp32 by mistake, logging every 1000 iterations
+# Megatron-LM GPT pretraining, fp32 by mistake, logging every 1000 iterations, saving
+# checkpoints it never loads back
 export CUDA_DEVICE_MAX_CONNECTIONS=1
 
 GPT_ARGS="
@@ -21,4 +22,4 @@ OUTPUT_ARGS="
     --eval-iters 10 \
 "
 torchrun --nproc-per-node 8 --nnodes 2 --max-restarts 2 --rdzv-backend c10d pretrain_gpt.py \
-    $GPT_ARGS $OUTPUT_ARGS --save /ckpt --load /ckpt
+    $GPT_ARGS $OUTPUT_ARGS --save /ckpt
