@@ -156,6 +156,10 @@ def document(model: JobModel) -> Document:
     doc["errors"] = [_with_text(dict(e), texts) for e in model.errors]
     # each NCCL/torch variable the job exports with its own file and line (the list fact
     # keeps the first one's only): lint --nodes cites the line of each (validator.jobnodes)
+    # for the fixes of its findings (validator/jobs/fixes.py), never evaluated or written out:
+    # each file's format, and the text the run read (an edit is made on that text)
+    doc["file_kinds"] = dict(getattr(model, "kinds", {}))
+    doc["texts"] = dict(texts)
     doc["env"] = [_with_text({"value": v, "file": f, "line": ln}, texts)
                   for v, f, ln, _src in getattr(model, "lists", {}).get("job.comm.env", [])]
     composed = getattr(model, "hydra_composed", None)
@@ -292,6 +296,7 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
         ctx = Ctx(path, file, text, model, follow)
         if syntax in ("shell", "env"):
             model.files.append(file)
+            model.kinds.setdefault(file, syntax)
             _keep(model, file, text)
             from validator.jobs import shell
 
@@ -341,6 +346,7 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
         if k == "kubernetes" and not detect.k8s_kind(ctx.tree.data):
             raise ReadError("no apiVersion and kind: not a Kubernetes manifest (--kind kubernetes)")
         model.files.append(file)
+        model.kinds.setdefault(file, k)
         _keep(model, file, text)
         _dispatch(k, ctx)
     except ReadError as exc:

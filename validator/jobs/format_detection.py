@@ -108,7 +108,7 @@ def is_job_shell(text: str) -> bool:
     return any(_LAUNCHER.search(line) for line in _launcher_lines(text))
 
 
-_LAUNCHER_WORD = Pattern(r"srun|torchrun|mpirun|mpiexec|deepspeed|accelerate|torch\.distributed|tune")
+_LAUNCHER_WORD = Pattern(r"srun|torchrun|ft_launcher|mpirun|mpiexec|deepspeed|accelerate|torch\.distributed|tune")
 
 
 def _launcher_lines(text: str) -> list[str]:

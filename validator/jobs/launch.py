@@ -346,6 +346,8 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
         "log-straggler": "gpu_utilization",
         "log-memory-to-tensorboard": "memory",
         "log-device-memory-used": "memory",
+        # report_memory every N iterations (Megatron-LM@d98e8a6 training.py training_log)
+        "log-memory-interval": "memory",
         "log-timers-to-tensorboard": "collective_latency",
         "log-params-norm": "gradient_stats",
         "log-num-zeros-in-grad": "gradient_stats",

@@ -128,6 +128,7 @@ class JobModel:
         self.files: list[str] = []
         self.errors: list[dict[str, str | int | None]] = []
         self.texts: dict[str, str] = {}  # file -> text of the configs read (source lines travel in findings)
+        self.kinds: dict[str, str] = {}  # file -> the format it was read as ("shell" for a script): fixes.py
         self.torch = False  # a PyTorch job: the torch.distributed defaults apply
         self.timeouts: list[Entry] = []
         self.overriding = False  # reading command-line arguments: they override files
