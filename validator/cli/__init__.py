@@ -7,8 +7,8 @@ calls the library (which builds, evaluates and computes the exit code), renders 
 outcome, and exits with the outcome's code.
 
 The group itself is in validator/cli/group.py (``cli`` here is that group, loaded on first
-use): a ``spec-check check`` whose arguments validator/cli/quick.py can read for sure runs
-without importing click at all, and ends the same (its bytes and exit code).
+use); click parses every verb's arguments, and validator/cli/run.py ends every run the same
+way (one-line errors, exit 2).
 """
 
 from __future__ import annotations
@@ -25,10 +25,6 @@ def main(argv: list[str] | None = None) -> Any:  # Any: what click's Group.main 
         from validator.cli.paths import spread
 
         args = spread(args)  # --facts a.json b.json: a shell glob after one flag
-    if args[:1] == ["check"]:
-        from validator.cli.quick import check_quickly
-
-        check_quickly(args)  # returns only when click is to read these arguments
     from validator.cli.group import cli
     from validator.cli.run import run_cli
 
