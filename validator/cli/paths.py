@@ -1,6 +1,6 @@
 """Several paths after one ``--facts`` or ``--nodes``, as a shell glob gives them
 (``cluster --facts saved/node*.json``): the words up to the next option each become one
-more ``--facts PATH``, before click (or the quick parser of ``check``) reads the arguments.
+more ``--facts PATH``, before click reads the arguments.
 """
 
 from __future__ import annotations
