@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # not imported at run time: start-up
     from typing import TypedDict
 
     from validator.facts.document import Document
-    from validator.report.model import Finding, JobVerdict, Report, RuleDoc
+    from validator.report.model import Finding, JobVerdict, JSONValue, RuleDoc
     from validator.rules.spec import ParamValue
 
     class _Sizes(TypedDict):
@@ -175,14 +175,14 @@ def lint_documents(
     return docs
 
 
-def job_list(report: Report, docs: list[Document]) -> list[JobVerdict]:
+def job_list(findings: tuple[Finding, ...], docs: list[Document]) -> list[JobVerdict]:
     """Each job of the run with its files and its own verdict (``extra["jobs"]``): the
     run is conformant only when every job is, and a reader of the result sees which
     job is not. A file that could not be read is listed as a job of its own."""
     from validator.report.model import summarize
 
     by_subject: dict[str, list[Finding]] = {}
-    for f in report.findings:
+    for f in findings:
         by_subject.setdefault(f.subject, []).append(f)
     out: list[JobVerdict] = []
     for d in docs:
@@ -216,20 +216,19 @@ def unreadable_rule() -> RuleDoc:
 def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
     """Read the jobs of ``opts.paths`` / ``opts.whole`` (and ``opts.runs``), judge them (and
     against ``opts.nodes``), and return the report with every job's verdict in
-    ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2)."""
-    from dataclasses import replace
+    ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2).
+
+    The report is made once: the engine judges the pack's rules, those that compare a job
+    with its nodes or its run included, and ``evaluate_documents`` adds the unreadable
+    files' ``LINT-00`` findings, applies the waivers and lists the jobs and the run."""
+    from validator.runs.lint import RUN_KEY
 
     paths, whole, runs, node_facts = opts.paths, opts.whole, opts.runs, opts.nodes
     if not paths and not whole and not runs:
         raise OptionsError("give at least one PATH (or --job PATH, or --run DIR)")
     report_opts = opts.report
-    extra: tuple[str, ...] = ()
-    if node_facts or runs:  # lint --nodes / --run: their rules may be --select-ed
-        from validator.jobnodes.rules import RULES
-
-        extra = tuple(RULES)
-    if built is None:
-        built = build(report_opts, ("job",), extra)
+    if built is None:  # lint --nodes / --run: the rules that compare with them may be --select-ed
+        built = build(report_opts, ("job",), compare=bool(node_facts or runs))
     docs = lint_documents(
         paths,
         opts.kind,
@@ -241,34 +240,51 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
         runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k not in ("errors", "run")} for d in jobs]
-    # lint --nodes / --run: waivers are applied once, after its findings are added
-    waive_later = bool(node_facts or runs) and report_opts.waivers is not None
-    report = evaluate_documents("lint", built, replace(report_opts, waivers=None) if waive_later else report_opts,
-                                clean, [d["subject"]["name"] for d in jobs])
+    clean = [{k: v for k, v in d.items() if k not in ("errors", RUN_KEY)} for d in jobs]
+    against, extra = _second_documents(built, node_facts, runs)
     errors = _error_findings(docs)
-    if errors:
-        findings = tuple(sorted((*report.findings, *errors), key=lambda f: f.sort_key()))
-        report = replace(report, findings=findings, rules=(*report.rules, unreadable_rule()))
-    if node_facts or runs:  # lint --nodes / --run (validator.jobnodes)
-        from validator.jobnodes import add_to_report
+    listed = next((d[RUN_KEY] for d in docs if RUN_KEY in d), None)
+    alone = [d["subject"]["name"] for d in docs if d.get(RUN_KEY, {}).get("alone")]
 
-        for p in runs:
-            if not p.exists():
-                raise SpecCheckError("no such file or directory (--run)", file=str(p))
-        report = add_to_report(report, built, report_opts, jobs, node_facts, runs)
-        if waive_later and report_opts.waivers is not None:
-            from validator.jobnodes import waive
+    def listings(findings: tuple[Finding, ...]) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {"jobs": job_list(findings, docs)}
+        if listed is not None:  # the run's files read and passed over
+            out["run"] = {k: v for k, v in listed.items() if k != "alone"}
+        return out
 
-            report = waive(report, built, report_opts.waivers)
-    report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
-    if runs:
-        from validator.runs.lint import finish_report
-
-        report = finish_report(report, docs, built.pack)
+    report = evaluate_documents("lint", built, report_opts, clean, [d["subject"]["name"] for d in jobs],
+                                extra=extra, against=against, partial=alone, more=errors,
+                                more_rules=(unreadable_rule(),) if errors else (), extra_of=listings)
     notes = [] if opts.jobs_of_files else not_linted([p for p in paths if p.is_dir()], docs)
     report, said = finished(report, report_opts, notes)
     return Outcome(report, report_opts.fail_on, said)
+
+
+def _second_documents(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...]
+                      ) -> tuple[dict[str, object], dict[str, JSONValue]]:
+    """What jobs are compared with, read before the engine runs: the nodes ``--nodes``
+    names and what NCCL said in the ``--run`` folders (``validator.jobnodes.pairs.sides``),
+    and the report's listing of them (``extra.nodes``, ``extra.nccl``)."""
+    if not node_paths and not run_paths:
+        return {}, {}
+    from validator.jobnodes.nodes import hostlist, read_nodes
+    from validator.jobnodes.pairs import sides
+
+    nodes = read_nodes(list(node_paths), built.ctx.spec.spec_version) if node_paths else []
+    extra: dict[str, JSONValue] = {}
+    if nodes:
+        extra["nodes"] = {"hosts": hostlist(n.host for n in nodes), "count": len(nodes),
+                          "files": sorted({n.file for n in nodes})}
+    evidence = None
+    if run_paths:
+        from validator.jobnodes import nccllog
+
+        for p in run_paths:
+            if not p.exists():
+                raise SpecCheckError("no such file or directory (--run)", file=str(p))
+        evidence = nccllog.read_run(list(run_paths))
+        extra["nccl"] = nccllog.summary(evidence)
+    return sides(nodes, evidence, "--run " + ", ".join(map(str, run_paths))), extra
 
 
 def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:

@@ -30,7 +30,7 @@ srun's ``0:``, a timestamp) are allowed before the host.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from validator.jobnodes.nodes import Node
+    from validator.jobnodes.rules import RuleText
     from validator.report.model import Finding, JSONValue, Status
 
 _PREFIX = r"^(?:\[[^\]]*\](?:<std(?:out|err)>)?:?\s*|\d+:\s+)*"
@@ -219,29 +220,38 @@ def _names(procs: Sequence[Process]) -> str:
     return ", ".join(parts)
 
 
-def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequence[Node] = (),
-             run: str = "--run") -> list[Finding]:
+def findings(ev: Evidence, subject: str, levels: Mapping[str, Level], nodes: Sequence[Node] = (),
+             run: str = "--run", *, rules: Mapping[str, RuleText] | None = None) -> list[Finding]:
     """NET-02 from the run: sockets used (fail), transports that differ between ranks
     otherwise (fail), or why the log cannot tell (error / skip). PLAT-01 where NCCL
     refused ranks sharing a GPU (its "Duplicate GPU detected" warning; no finding
-    when the log has none)."""
-    from validator.jobnodes.rules import RULES
+    when the log has none). ``rules``: the pack's words for the rules to judge, by the ID
+    each finding below gives (only those are made); without it, every bundled rule, at
+    the level ``levels`` gives its requirement."""
+    from validator.jobnodes.rules import texts
     from validator.report.model import Finding, Location, Status
 
+    if rules is None:
+        rules = texts(levels)
     out: list[Finding] = []
 
     def make(rid: str, status: Status, message: str, *, at: Seen | None = None, observed: str | None = None,
              expected: str = "", value: JSONValue = None) -> None:
-        req = RULES[rid].requirement
+        r = rules.get(rid)
+        if r is None:  # a rule this call does not judge
+            return
         out.append(Finding(
-            rule=rid, requirement=req, level=levels.get(req, Level.MUST), status=status, subject=subject,
-            expected=expected or RULES[rid].summary, message=message, remediation=RULES[rid].remediation,
+            rule=r.id, requirement=r.requirement, level=r.level, status=status, subject=subject,
+            expected=expected or r.summary, message=message, remediation=r.remediation,
             observed=observed, value=value, source=f"NCCL_DEBUG=INFO log ({run})",
             location=Location(at.file, at.line, at.text) if at else None))
 
-    level = levels.get("NET-02", Level.MUST)
+    def level_of(rid: str) -> Level:
+        r = rules.get(rid)
+        return r.level if r is not None else Level.MUST
+
     used, mixed = "NET-02.run-used-sockets", "NET-02.run-mixed-transports"
-    _shared_gpus(ev, nodes, make, Status.FAIL if levels.get("PLAT-01", Level.MUST) == Level.MUST else Status.WARN)
+    _shared_gpus(ev, nodes, make, Status.FAIL if level_of("PLAT-01.run-ranks-share-gpu") == Level.MUST else Status.WARN)
     if not ev.processes:
         why = (f"no NCCL_DEBUG=INFO lines in {', '.join(ev.files) or run}: the transport NCCL used "
                "is not known from this run")
@@ -259,7 +269,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequen
         rest = f"; {_names(others)} used {', '.join(sorted({str(p.transport()) for p in others}))}" if others else ""
         none = next((p.ib_none for p in sock if p.ib_none), None)
         after = f' after "NET/IB : No device found." ({none.file}:{none.line})' if none else ""
-        make(used, Status.FAIL if level == Level.MUST else Status.WARN,
+        make(used, Status.FAIL if level_of(used) == Level.MUST else Status.WARN,
              f"NCCL used TCP sockets on {_names(sock)}: \"{where.text.strip() if where else ''}\"{after}{fab}{rest}",
              at=where, observed="Socket", expected="an RDMA transport (NCCL 'Using network IB')",
              value=[p.name for p in sock])
@@ -277,7 +287,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequen
         make(mixed, Status.SKIP, "fewer than two ranks said which network they used: nothing to compare")
     elif len(kinds - {"socket"}) > 1:
         groups = "; ".join(f"{k}: {_names([p for p in known if str(p.transport()) == k])}" for k in sorted(kinds))
-        make(mixed, Status.FAIL if level == Level.MUST else Status.WARN,
+        make(mixed, Status.FAIL if level_of(mixed) == Level.MUST else Status.WARN,
              f"the ranks used different transports: {groups}",
              at=known[0].network, observed=", ".join(sorted(kinds)), value=sorted(kinds))
     elif len(kinds) > 1:

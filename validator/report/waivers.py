@@ -257,7 +257,23 @@ def apply_waivers(
     today: date | None = None,
     warn: Callable[[str], None] | None = _stderr,
 ) -> Report:
-    """The report with each waivable finding (fail, warn, error) carrying its waiver.
+    """The report with each waivable finding (fail, warn, error) carrying its waiver
+    (``waive``), and the waivers that matched nothing in ``extra["unmatched_waivers"]``."""
+    findings, unmatched = waive(report.findings, waivers, today=today, warn=warn)
+    if unmatched:
+        report = replace(report, extra={**report.extra, "unmatched_waivers": unmatched})
+    return report.with_findings(findings)
+
+
+def waive(
+    findings: Iterable[Finding],
+    waivers: Iterable[Waiver],
+    *,
+    today: date | None = None,
+    warn: Callable[[str], None] | None = _stderr,
+) -> tuple[tuple[Finding, ...], list[dict[str, JSONValue]]]:
+    """Each waivable finding (fail, warn, error) carrying its waiver, and the waivers that
+    match no finding (for ``extra["unmatched_waivers"]``), before a report is made of them.
 
     Where several waivers match, an active one wins over an expired one, and a rule's
     own waiver over its requirement's; then the first in the file. Passing and skipped
@@ -265,8 +281,8 @@ def apply_waivers(
 
     A waiver that matches no finding of the run at all (its subject names no host, GPU
     or file that its rule was evaluated on) is most likely a typo in the subject, so
-    that it waives nothing: it is listed in ``extra["unmatched_waivers"]`` and reported
-    through ``warn`` (stderr), but it is not an error (the host may simply be drained).
+    that it waives nothing: it is listed and reported through ``warn`` (stderr), but it
+    is not an error (the host may simply be drained).
     """
     waivers = tuple(waivers)
     day = today or today_utc()
@@ -283,18 +299,10 @@ def apply_waivers(
             return None
         return min(hits, key=lambda h: h[:3])[3].record(day)
 
-    findings = tuple(replace(f, waiver=pick(f)) for f in report.findings)  # one pass over waivers x findings
+    out = tuple(replace(f, waiver=pick(f)) for f in findings)  # one pass over waivers x findings
     unmatched = [w for i, w in enumerate(waivers) if i not in matched]
-    if unmatched:
-        for w in unmatched:
-            if warn is not None:
-                at = f"{w.file}:{w.line}: " if w.file and w.line else f"{w.file}: " if w.file else ""
-                warn(f'{at}waiver {w.id} for subject "{w.subject}" matches no finding in this run')
-        extra = {
-            **report.extra,
-            "unmatched_waivers": [
-                {"id": w.id, "subject": w.subject, "file": w.file, "line": w.line} for w in unmatched
-            ],
-        }
-        report = replace(report, extra=extra)
-    return report.with_findings(findings)
+    for w in unmatched:
+        if warn is not None:
+            at = f"{w.file}:{w.line}: " if w.file and w.line else f"{w.file}: " if w.file else ""
+            warn(f'{at}waiver {w.id} for subject "{w.subject}" matches no finding in this run')
+    return out, [{"id": w.id, "subject": w.subject, "file": w.file, "line": w.line} for w in unmatched]
