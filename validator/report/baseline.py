@@ -13,11 +13,11 @@ cause (the message says how) or leave the rule out with ``--ignore``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.report.model import Finding, Report, Status
-from validator.values.records import replace
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
