@@ -154,7 +154,7 @@ def _lint(tmp: Path, name: str, *more: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_a_baseline_knows_their_failures_as_any_rules(tmp_path: Path) -> None:
-    rc, first = _lint(tmp_path, "first.json")
+    _rc, first = _lint(tmp_path, "first.json")
     failing = {f["rule"] for f in first["findings"] if f["status"] in ("fail", "warn")}
     assert {"PLAT-01.job-gpus-per-node-exceed-node", "NET-02.run-used-sockets"} <= failing
     _rc, again = _lint(tmp_path, "again.json", "--baseline", str(tmp_path / "first.json"))

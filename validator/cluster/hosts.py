@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from validator.errors import SpecCheckError
-from validator.values.hostlist import compress  # the inverse of expand, a value format below every stage
+from validator.values.hostlist import MAX_DIGITS, compress  # compress: the inverse of expand (a value format)
 
 MAX_HOSTS = 100_000
 MAX_HOST_FILE = 16 * 1024 * 1024  # bytes: 100,000 host names fit many times over
@@ -45,7 +45,7 @@ def expand(pattern: str) -> list[str]:
 def _bound(text: str) -> bool:
     """A range bound ``int`` reads as ``compress`` writes it: ASCII digits ("²" and "٣"
     pass ``str.isdigit``), no longer than a host name (``int`` refuses 4,300 digits)."""
-    return text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS
+    return text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS
 
 
 def _split_list(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 _NUMBERED = re.compile(r"^(.*?)([0-9]+)$")
 # a number longer than a host name can be (253 characters) is part of the name: int()
 # refuses 4,300 digits (sys.get_int_max_str_digits), and the fold would end in a traceback
-_MAX_DIGITS = 253
+MAX_DIGITS = 253
 
 
 def _compress_ascending(names: Sequence[str]) -> str | None:
@@ -88,7 +88,7 @@ def _numbered(name: str) -> tuple[str, int, int] | None:
     """(prefix, zero-padded width or 0, number) of a name ending in digits, as ``compress``
     groups it; None for a name it leaves as it is."""
     m = _NUMBERED.match(name)
-    if m is None or "[" in name or "," in name or len(m.group(2)) > _MAX_DIGITS:
+    if m is None or "[" in name or "," in name or len(m.group(2)) > MAX_DIGITS:
         return None
     digits = m.group(2)
     return m.group(1), len(digits) if digits.startswith("0") and len(digits) > 1 else 0, int(digits)
