@@ -162,3 +162,38 @@ def test_a_baseline_knows_their_failures_as_any_rules(tmp_path: Path) -> None:
     assert {"PLAT-01.job-gpus-per-node-exceed-node", "NET-02.run-used-sockets"} <= known
     assert again["extra"]["baseline"]["known"] == len([f for f in first["findings"]
                                                        if f["status"] in ("fail", "warn")])
+
+
+def test_lint_run_reads_the_run_folder_once_through_safeio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's NCCL lines come from the run's one read (validator.runs.measure), each file
+    read once through validator.io.safeio; nccllog's own folder reader is not called."""
+    import shutil
+
+    from validator import api
+    from validator.io import safeio
+    from validator.jobnodes import nccllog
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(RECORDINGS / "nccl_info_default.log", run / "console.log")
+    (run / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n")
+    reads: list[str] = []
+    real = safeio.read_bytes
+
+    def counted(path: Any, **kw: Any) -> bytes:
+        reads.append(str(path))
+        return real(path, **kw)
+
+    def refused(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("lint --run read the folder a second time (nccllog.read_run)")
+
+    monkeypatch.setattr(safeio, "read_bytes", counted)
+    monkeypatch.setattr(nccllog, "read_run", refused)
+    outcome = api.lint_jobs(api.LintOptions(paths=(TORCHTUNE,), runs=(run,)))
+    found = {f.rule: f for f in outcome.report.findings}
+    assert found["NET-02.run-used-sockets"].status.value == "fail"
+    assert found["NET-02.run-used-sockets"].location.file == str(run / "console.log")
+    assert reads.count(str(run / "console.log")) == 1, reads
+    assert outcome.report.extra["nccl"][0]["network"] == "Socket"
+    assert {r["file"] for r in outcome.report.extra["run"]["read"]} == {str(run / "console.log"),
+                                                                         str(run / "metrics.csv")}

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # not imported at run time: start-up
     from typing import TypedDict
 
     from validator.facts.document import Document
+    from validator.jobnodes.nccllog import Evidence
     from validator.report.model import Finding, JobVerdict, JSONValue, RuleDoc
     from validator.rules.spec import ParamValue
 
@@ -221,7 +222,7 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
     The report is made once: the engine judges the pack's rules, those that compare a job
     with its nodes or its run included, and ``evaluate_documents`` adds the unreadable
     files' ``LINT-00`` findings, applies the waivers and lists the jobs and the run."""
-    from validator.runs.lint import RUN_KEY
+    from validator.runs.lint import NCCL_KEY, RUN_KEY
 
     paths, whole, runs, node_facts = opts.paths, opts.whole, opts.runs, opts.nodes
     if not paths and not whole and not runs:
@@ -241,15 +242,15 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
     clean = [{k: v for k, v in d.items() if k not in ("errors", RUN_KEY)} for d in jobs]
-    against, extra = _second_documents(built, node_facts, runs)
-    errors = _error_findings(docs)
     listed = next((d[RUN_KEY] for d in docs if RUN_KEY in d), None)
+    against, extra = _second_documents(built, node_facts, runs, listed.get(NCCL_KEY) if listed else None)
+    errors = _error_findings(docs)
     alone = [d["subject"]["name"] for d in docs if d.get(RUN_KEY, {}).get("alone")]
 
     def listings(findings: tuple[Finding, ...]) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {"jobs": job_list(findings, docs)}
         if listed is not None:  # the run's files read and passed over
-            out["run"] = {k: v for k, v in listed.items() if k != "alone"}
+            out["run"] = {k: v for k, v in listed.items() if k not in ("alone", NCCL_KEY)}
         return out
 
     report = evaluate_documents("lint", built, report_opts, clean, [d["subject"]["name"] for d in jobs],
@@ -260,11 +261,12 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
     return Outcome(report, report_opts.fail_on, said)
 
 
-def _second_documents(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...]
-                      ) -> tuple[dict[str, object], dict[str, JSONValue]]:
+def _second_documents(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...],
+                      nccl: Evidence | None) -> tuple[dict[str, object], dict[str, JSONValue]]:
     """What jobs are compared with, read before the engine runs: the nodes ``--nodes``
-    names and what NCCL said in the ``--run`` folders (``validator.jobnodes.pairs.sides``),
-    and the report's listing of them (``extra.nodes``, ``extra.nccl``)."""
+    names, and what NCCL said in the ``--run`` folders (``nccl``: from the run's one read,
+    ``validator.runs.measure.read_runs``), as ``validator.jobnodes.pairs.sides``; and the
+    report's listing of them (``extra.nodes``, ``extra.nccl``)."""
     if not node_paths and not run_paths:
         return {}, {}
     from validator.jobnodes.nodes import hostlist, read_nodes
@@ -275,16 +277,13 @@ def _second_documents(built: Built, node_paths: tuple[Path, ...], run_paths: tup
     if nodes:
         extra["nodes"] = {"hosts": hostlist(n.host for n in nodes), "count": len(nodes),
                           "files": sorted({n.file for n in nodes})}
-    evidence = None
     if run_paths:
-        from validator.jobnodes import nccllog
+        from validator.jobnodes.nccllog import Parser, summary
 
-        for p in run_paths:
-            if not p.exists():
-                raise SpecCheckError("no such file or directory (--run)", file=str(p))
-        evidence = nccllog.read_run(list(run_paths))
-        extra["nccl"] = nccllog.summary(evidence)
-    return sides(nodes, evidence, "--run " + ", ".join(map(str, run_paths))), extra
+        if nccl is None:  # no run document came back (nothing readable was refused before)
+            nccl = Parser().evidence()
+        extra["nccl"] = summary(nccl)
+    return sides(nodes, nccl if run_paths else None, "--run " + ", ".join(map(str, run_paths))), extra
 
 
 def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:

@@ -125,14 +125,18 @@ class Evidence:
     bare_versions: list[Seen]
 
 
-def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
-    """Every NCCL line of every ``(file, lines)`` pair, by process."""
-    procs: dict[tuple[str, int], Process] = {}
-    files: list[str] = []
-    count = 0
-    bare: list[Seen] = []
-    for file, lines in sources:
-        files.append(file)
+class Parser:
+    """NCCL lines fed file by file (``feed``), as a run's reader reads them once; the
+    evidence so far by process (``evidence``)."""
+
+    def __init__(self) -> None:
+        self.procs: dict[tuple[str, int], Process] = {}
+        self.files: list[str] = []
+        self.count = 0
+        self.bare: list[Seen] = []
+
+    def feed(self, file: str, lines: Iterable[str]) -> None:
+        self.files.append(file)
         for no, raw in enumerate(lines, 1):
             text = raw.rstrip("\r\n")
             if "NCCL" not in text:
@@ -141,15 +145,33 @@ def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
             if m is None:
                 b = BARE_VERSION.match(text)
                 if b:
-                    bare.append(Seen(b.group("v"), file, no, text[:200]))
+                    self.bare.append(Seen(b.group("v"), file, no, text[:200]))
                 continue
-            count += 1
+            self.count += 1
             key = (m.group("host"), int(m.group("pid")))
-            p = procs.setdefault(key, Process(*key))
+            p = self.procs.setdefault(key, Process(*key))
             p.devices.add(int(m.group("dev")))
             _read(p, m.group("level"), m.group("msg"), Seen(None, file, no, text[:200]))
-    return Evidence(files, sorted(procs.values(), key=lambda p: (p.host, min(p.ranks, default=1 << 30), p.pid)),
-                    count, bare)
+
+    def evidence(self) -> Evidence:
+        procs = sorted(self.procs.values(), key=lambda p: (p.host, min(p.ranks, default=1 << 30), p.pid))
+        return Evidence(list(self.files), procs, self.count, list(self.bare))
+
+
+def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
+    """Every NCCL line of every ``(file, lines)`` pair, by process."""
+    parser = Parser()
+    for file, lines in sources:
+        parser.feed(file, lines)
+    return parser.evidence()
+
+
+def mentions(text: str) -> bool:
+    """Whether ``text`` (a file's first bytes) holds an NCCL line of the shapes above: a
+    run's reader reads such a file as a log (``validator.runs.sniff``)."""
+    if "NCCL" not in text:
+        return False
+    return any(LINE.match(line) or BARE_VERSION.match(line) for line in text.splitlines() if "NCCL" in line)
 
 
 def _read(p: Process, level: str, msg: str, at: Seen) -> None:
@@ -368,12 +390,19 @@ def _fabric(nodes: Sequence[Node]) -> str:
 
 
 def read_run(paths: Sequence[str | os.PathLike[str]], cap: int = 64 * 1024 * 1024) -> Evidence:
-    """Every regular file under the ``--run`` paths (a folder walked in name order),
-    streamed line by line; files that hold no NCCL line add nothing. Files are told by
+    """Every regular file under ``paths`` (a folder walked in name order), read through
+    ``validator.io.safeio``; files that hold no NCCL line add nothing. Files are told by
     content (the NCCL line shape), never by name; a file with a NUL byte in its first
-    8 KiB is binary (TensorBoard events, checkpoints) and is not read further. A file
-    over ``cap`` bytes is read up to the cap."""
+    8 KiB is binary (TensorBoard events, checkpoints), and a file over ``cap`` bytes or one
+    that cannot be read adds nothing.
+
+    For a folder of NCCL logs alone (the tests, a caller outside a lint run). ``lint
+    --run`` does not call it: the run's one reader (``validator.runs.measure.read_runs``)
+    feeds the logs it reads to a ``Parser``."""
+    import io
     from pathlib import Path
+
+    from validator.io.safeio import InputError, read_bytes
 
     files: list[Path] = []
     for p in map(Path, paths):
@@ -383,18 +412,12 @@ def read_run(paths: Sequence[str | os.PathLike[str]], cap: int = 64 * 1024 * 102
             files.append(p)
 
     def lines(f: Path) -> Iterable[str]:
-        read = 0
         try:
-            with open(f, "rb") as head:
-                if b"\0" in head.read(8192):
-                    return  # a binary file (event file, checkpoint): no NCCL text lines
-            with open(f, encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    read += len(line)
-                    if read > cap:
-                        return
-                    yield line
-        except OSError:
-            return
+            raw = read_bytes(f, cap=cap, what="log")
+        except InputError:
+            return []
+        if b"\0" in raw[:8192]:
+            return []  # a binary file (event file, checkpoint): no NCCL text lines
+        return io.StringIO(raw.decode("utf-8", errors="replace"), newline=None)  # lines as open() splits them
 
     return parse((str(f), lines(f)) for f in files)

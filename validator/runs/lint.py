@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
+NCCL_KEY = "nccl"  # in RUN_KEY: what NCCL said in the run's logs (jobnodes.nccllog.Evidence), not listed
 RUN_KEY = "run"  # the document key that carries the read/passed-over listing (not evaluated; the
 # report's ``extra.run``); a run judged alone (``alone``) is judged on the facts it holds only
 
@@ -52,9 +53,9 @@ def add_run(docs: list[dict[str, JSONValue]], runs: tuple[Path, ...],
         d = new_document("job", name, {**facts, "job.files": value(files, source="lint --run")},
                          tool_version=__version__, collected_at=now_utc())
         d["errors"] = []
-        d[RUN_KEY] = {**listed, "alone": True}
+        d[RUN_KEY] = {**listed, "alone": True, NCCL_KEY: ev.nccl}
         return [d]
     for d in docs:
         d["facts"].update(facts)
-        d[RUN_KEY] = {**listed, "alone": False}
+        d[RUN_KEY] = {**listed, "alone": False, NCCL_KEY: ev.nccl}
     return docs

@@ -9,6 +9,7 @@ a stream; an MLflow run is one stream, its metrics merged in time order.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from validator.runs.families import Classifier
 from validator.runs.sniff import survey
 
 if TYPE_CHECKING:
+    from validator.jobnodes.nccllog import Evidence
     from validator.jobs.recovery_log import Event
     from validator.report.model import JSONValue
 
@@ -40,6 +42,7 @@ class RunEvidence:
     errors: list[readers.RunFileError] = field(default_factory=list)
     log_events: list[Event] = field(default_factory=list)
     log_texts: dict[str, bool] = field(default_factory=dict)  # file -> has a dated (ISO) line
+    nccl: Evidence | None = None  # the NCCL_DEBUG=INFO lines of the run's logs (lint --run's NET-02 rules)
 
     def metric_sources(self) -> int:
         return len(self.streams)
@@ -79,11 +82,14 @@ def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scala
 
 def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: ignore[assignment]
     """Every run folder (and extra ``--recovery-log`` files) read into one RunEvidence."""
+    from validator.jobnodes.nccllog import Parser
     from validator.jobs.recovery_log import LogError, events, read_log
 
     ev = RunEvidence([str(d) for d in dirs])
     classify = Classifier()
     log_files: list[Path] = list(logs)
+    nccl = Parser()  # fed the logs of the run folders as they are read (not --recovery-log's)
+    run_logs: set[Path] = set()
     for d in dirs:
         s = survey(d)
         ev.passed += [{"file": f, "why": why} for f, why in s.passed]
@@ -111,12 +117,15 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
             _run_stream(ev, Stream(run, "mlflow", classify), readers.mlflow_run(keyed, t), files,
                         AS["mlflow"], {str(files[-1]): t})
         log_files += s.files.get("log", [])
+        run_logs.update(s.files.get("log", []))
     for p in log_files:
         try:
             text = read_log(p)
         except LogError as exc:
             ev.errors.append(readers.RunFileError(str(p), None, str(exc)))
             continue
+        if p in run_logs:  # the NCCL lines of the same read (lint --run's NET-02 and PLAT-01 rules)
+            nccl.feed(str(p), io.StringIO(text, newline=None))
         try:
             ev.log_events += events(text, str(p))
         except LogError as exc:
@@ -126,4 +135,5 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
 
         ev.log_texts[str(p)] = ISO_TIME.search(text) is not None
         ev.read.append({"file": str(p), "as": AS["log"]})
+    ev.nccl = nccl.evidence()
     return ev
