@@ -15,7 +15,7 @@ judge outside a run (the tests, ``checks.judge_job``): the pack is loaded on fir
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from validator.rules.rulemodel import Level
 
@@ -62,7 +62,7 @@ def texts(levels: Mapping[str, Level], spec_version: str = "1.0") -> dict[str, R
     return {i: RuleText.of(r, r.level or levels.get(r.requirement, Level.MUST)) for i, r in rules.items()}
 
 
-def __getattr__(name: str) -> Any:  # RULES, loaded when first asked for (it reads the pack)
+def __getattr__(name: str) -> dict[str, Rule]:  # RULES, loaded when first asked for (it reads the pack)
     if name == "RULES":
         rules = _CACHE.get("1.0")
         if rules is None:
