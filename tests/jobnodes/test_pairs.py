@@ -197,3 +197,16 @@ def test_lint_run_reads_the_run_folder_once_through_safeio(tmp_path: Path, monke
     assert outcome.report.extra["nccl"][0]["network"] == "Socket"
     assert {r["file"] for r in outcome.report.extra["run"]["read"]} == {str(run / "console.log"),
                                                                          str(run / "metrics.csv")}
+
+
+def test_a_pack_without_them_says_nothing_was_compared(tmp_path: Path) -> None:
+    """Pack v1.0 came before these rules: lint --nodes --rules-version 1.0 judges none of
+    them, and says so on stderr (no finding is no pass)."""
+    out = tmp_path / "r.json"
+    p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--rules-version", "1.0", "--format", "json",
+                   "-o", str(out))
+    assert p.returncode in (0, 1), p.stderr
+    assert "rule pack v1.0 has no rule that compares a job with its nodes (--nodes)" in p.stderr
+    assert not [f for f in json.loads(out.read_text())["findings"] if f["rule"] in PAIR_IDS]
+    p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--format", "json", "-o", str(out))
+    assert "compares a job with" not in p.stderr

@@ -257,8 +257,21 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
                                 extra=extra, against=against, partial=alone, more=errors,
                                 more_rules=(unreadable_rule(),) if errors else (), extra_of=listings)
     notes = [] if opts.jobs_of_files else not_linted([p for p in paths if p.is_dir()], docs)
+    notes += _nothing_compared(built, node_facts, runs)
     report, said = finished(report, report_opts, notes)
     return Outcome(report, report_opts.fail_on, said)
+
+
+def _nothing_compared(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...]) -> list[str]:
+    """A line for a second document given to a pack with no rule that compares with it
+    (``--rules-version 1.0``, a custom pack): nothing of it was judged, and the run says so
+    rather than look as if every comparison passed."""
+    has = {r.against for r in built.pack.rules}
+    return [f"spec-check: note: rule pack {built.pack.id} has no rule that compares a job with {what} "
+            f"({opt}): nothing of it was judged"
+            for side, given, what, opt in (("nodes", node_paths, "its nodes", "--nodes"),
+                                           ("run", run_paths, "what NCCL said in its run", "--run"))
+            if given and side not in has]
 
 
 def _second_documents(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...],
