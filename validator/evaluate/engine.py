@@ -9,6 +9,10 @@ For each subject (a node, a job, the cluster) and each selected rule of that sco
    sides are put in the fact's unit; an unset parameter -> ``skip`` naming ``--set``.
 5. The operator decides pass, or fail (MUST) / warn (SHOULD).
 
+A rule with ``against`` compares a job document with a second document (its nodes' facts,
+its run), given to ``evaluate`` already read: its comparison (``check.op``, a name of
+``validator.jobnodes.pairs.JUDGES``) makes its findings, with the rule's ID, level and texts.
+
 Unknown is never pass: every path that cannot decide ends in ``error`` or ``skip``.
 """
 
