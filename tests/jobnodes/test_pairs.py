@@ -40,8 +40,11 @@ def test_the_comparisons_and_their_judges_are_one_set() -> None:
 
 
 def test_the_pack_v1_0_has_none_and_keeps_its_digest() -> None:
+    from tests.test_packs import V10_DIGEST
+
     v10 = built(rules_version="1.0").pack
     assert not [r for r in v10.rules if r.against is not None]
+    assert v10.digest == V10_DIGEST  # "against" at its default is left out of the digest
 
 
 def test_rules_list_and_explain_show_them() -> None:
