@@ -146,6 +146,15 @@ def test_every_verb_accepts_a_waiver_naming_one(tmp_path: Path) -> None:
     assert p.returncode in (0, 1) and "matches no finding" not in p.stderr, p.stderr
     f = {f["rule"]: f for f in json.loads(out.read_text())["findings"]}["NET-02.run-used-sockets"]
     assert f["status"] == "fail" and f["waiver"]["active"] and f["waiver"]["id"] == "NET-02.run-used-sockets"
+    # and `report` applies it to a saved lint result (with no waiver in it)
+    plain = tmp_path / "plain.json"
+    p = spec_check("lint", str(TORCHTUNE), "--run", str(RECORDINGS / "nccl_info_default.log"),
+                   "--format", "json", "-o", str(plain))
+    again = tmp_path / "again.json"
+    p = spec_check("report", str(plain), "--waivers", str(w), "--format", "json", "-o", str(again))
+    assert p.returncode == 0, p.stderr
+    f = {f["rule"]: f for f in json.loads(again.read_text())["findings"]}["NET-02.run-used-sockets"]
+    assert f["waiver"]["id"] == "NET-02.run-used-sockets"
 
 
 def _lint(tmp: Path, name: str, *more: str) -> tuple[int, dict[str, Any]]:
