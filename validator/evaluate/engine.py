@@ -820,8 +820,9 @@ def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, JSON
             subject = doc["subject"]
             facts = doc["facts"]
             answers: dict[Hashable, _Answer] = {}
+            held = facts.keys() if partial and subject["name"] in partial else None
             for b in builders.get(subject["kind"], ()):
-                if subject["name"] in partial and not _needs(b.rule) <= facts.keys():
+                if held is not None and not _needs(b.rule) <= held:
                     continue
                 b.subject = subject["name"]
                 evaluate_rule(b, subject["kind"], facts, findings, answers)
