@@ -1,8 +1,10 @@
 """What NCCL really used, from a run's ``NCCL_DEBUG=INFO`` lines.
 
 ``parse(sources)`` is pure: lines in (``(file, lines)`` pairs), structured evidence out,
-one ``Process`` per NCCL process (host and pid), with the line each fact came from.
-``findings(evidence, ...)`` judges it for NET-02. The line shapes are NCCL's own
+one ``Process`` per NCCL process (host and pid), with the line each fact came from; a
+``Parser`` takes them file by file, as the run's one reader (``validator.runs.measure``)
+reads the logs. ``findings(evidence, ...)`` judges it for NET-02 and PLAT-01 (the rules
+with ``against: run``, which the engine calls through ``validator.jobnodes.pairs``). The line shapes are NCCL's own
 (NVIDIA/nccl@5067397c, ``src/debug.cc``: ``host:pid:tid [cudaDev] NCCL INFO msg``,
 warnings ``[time] host:pid:tid [cudaDev] file:line NCCL WARN msg``), as the real runs in
 ``shared/recordings/h200-node/nccl_info_*.log`` and the public issue threads in
