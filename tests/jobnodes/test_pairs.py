@@ -91,13 +91,16 @@ def test_a_level_in_the_pack_is_the_findings_level(tmp_path: Path) -> None:
     pack = tmp_path / "pack"
     pack.mkdir()
     (pack / "pack.yaml").write_text('id: mine\nspec_version: "1.0"\nextends: v1.1\n')
-    (pack / "more.yaml").write_text("overrides:\n  - id: PLAT-01.job-gpus-per-node-exceed-node\n    level: SHOULD\n")
+    (pack / "more.yaml").write_text("overrides:\n  - id: PLAT-01.job-gpus-per-node-exceed-node\n    level: SHOULD\n"
+                                    "  - id: NET-02.run-used-sockets\n    level: SHOULD\n")
     out = tmp_path / "r.json"
-    p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--rules", str(pack), "--format", "json",
-                   "-o", str(out))
+    p = spec_check("lint", str(TORCHTUNE), "--nodes", str(H200), "--run", str(RECORDINGS / "nccl_info_default.log"),
+                   "--rules", str(pack), "--format", "json", "-o", str(out))
     assert p.returncode in (0, 1), p.stderr
-    f = {f["rule"]: f for f in json.loads(out.read_text())["findings"]}["PLAT-01.job-gpus-per-node-exceed-node"]
-    assert (f["status"], f["level"]) == ("warn", "SHOULD")
+    found = {f["rule"]: f for f in json.loads(out.read_text())["findings"]}
+    for rid in ("PLAT-01.job-gpus-per-node-exceed-node", "NET-02.run-used-sockets"):
+        assert (found[rid]["status"], found[rid]["level"]) == ("warn", "SHOULD"), rid
+    assert found["NET-02.run-mixed-transports"]["level"] == "MUST"  # not overridden
 
 
 @pytest.mark.parametrize(("entry", "problem"), [

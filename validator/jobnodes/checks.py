@@ -122,6 +122,12 @@ class Judge:
             location=ask.location() if ask else None,
         ))
 
+    def failed(self, rule_id: str) -> Status:
+        """A mismatch: fail for a MUST rule, warn for a SHOULD one (the pack's level)."""
+        from validator.report.model import Status
+
+        return Status.FAIL if self.rules[rule_id].level == Level.MUST else Status.WARN
+
     def skip(self, rule_id: str, reason: str, ask: Ask | None = None) -> None:
         from validator.report.model import Status
 
@@ -152,8 +158,7 @@ class Judge:
         if unknown:
             tail = f"; not compared on {_grouped(unknown)}"
         if bad:
-            level = self.rules[rule_id].level
-            status = Status.FAIL if level == Level.MUST else Status.WARN
+            status = self.failed(rule_id)
             fine = f"; {hostlist(ok)} fit" if ok else ""
             self._finding(rule_id, status, expected=expected, ask=ask,
                           message=f"{ask.cited()}: {what} on {hostlist(bad)} ({_grouped(bad)}){fine}{tail}",
@@ -206,7 +211,7 @@ class Judge:
         src = f"{hostlist(n.host for n in self.nodes)}: gpu.count (sum over the nodes given)"
         expected = f"at most the fleet's GPUs ({size} needed by one replica)"
         if size > total and not unknown:
-            self._finding(rid, Status.WARN if self.rules[rid].level == Level.SHOULD else Status.FAIL,
+            self._finding(rid, self.failed(rid),
                           expected=expected, ask=ask, observed=f"{total} GPUs", value=total, source=src,
                           message=f"{ask.cited()}: one replica needs {size} GPUs; the nodes given have {total} "
                                   f"({_grouped({h: f'{c} GPUs' for h, c in counts.items()})})")
@@ -265,7 +270,7 @@ class Judge:
         hosts = hostlist(n.host for n in self.nodes)
         src = f"--nodes: {have} node{'s' if have != 1 else ''} ({hosts})"
         if ask.value > have:
-            self._finding(rid, Status.FAIL, expected=f"at most the {have} nodes given", ask=ask,
+            self._finding(rid, self.failed(rid), expected=f"at most the {have} nodes given", ask=ask,
                           message=f"{ask.cited()}: the fleet given has {have} ({hosts})",
                           observed=f"{ask.value} nodes asked", source=src, value=ask.value)
         else:
@@ -364,7 +369,6 @@ class Judge:
                       f"({ncclenv.IF_SOURCE})", "net.interfaces", judge, "matches no up interface")
 
     def gid_index(self) -> None:
-        from validator.report.model import Status
 
         rid = "NET-02.job-ib-gid-index-unusable"
         ask = self.env.get("NCCL_IB_GID_INDEX")
@@ -376,7 +380,7 @@ class Judge:
             return
         idx = ncclenv.gid_index(ask.value)
         if idx is None:
-            self._finding(rid, Status.FAIL, expected="an integer GID index (-1: automatic)", ask=ask,
+            self._finding(rid, self.failed(rid), expected="an integer GID index (-1: automatic)", ask=ask,
                           message=f"{ask.cited()}: not an integer", observed=repr(ask.value),
                           source=ncclenv.GID_SOURCE)
             return
