@@ -139,9 +139,8 @@ def evaluate_documents(command: str, built: Built, opts: RunFields, documents: l
     if opts.waivers is not None:
         from validator.report.waivers import load_waivers, waive
 
-        findings, unmatched = waive(findings, load_waivers(opts.waivers, pack, ctx.spec))
-        if unmatched:
-            extra["unmatched_waivers"] = unmatched
+        findings, waived = waive(findings, load_waivers(opts.waivers, pack, ctx.spec))
+        extra.update(waived)
     if extra_of is not None:
         extra.update(extra_of(findings))
     judged = {f.rule for f in findings}
