@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.api.options import LintOptions, OptionsError
-from validator.api.outcome import Outcome
+from validator.api.outcome import LintOutcome
 from validator.api.steps import Built, build, evaluate_documents, finished
 from validator.errors import SpecCheckError
 
@@ -214,14 +214,15 @@ def unreadable_rule() -> RuleDoc:
     )
 
 
-def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
+def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> LintOutcome:
     """Read the jobs of ``opts.paths`` / ``opts.whole`` (and ``opts.runs``), judge them (and
     against ``opts.nodes``), and return the report with every job's verdict in
     ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2).
 
     The report is made once: the engine judges the pack's rules, those that compare a job
     with its nodes or its run included, and ``evaluate_documents`` adds the unreadable
-    files' ``LINT-00`` findings, applies the waivers and lists the jobs and the run."""
+    files' ``LINT-00`` findings, attaches each finding's fixes, applies the waivers and lists
+    the jobs and the run."""
     from validator.runs.lint import NCCL_KEY, RUN_KEY
 
     paths, whole, runs, node_facts = opts.paths, opts.whole, opts.runs, opts.nodes
@@ -241,7 +242,7 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
         runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k not in ("errors", RUN_KEY)} for d in jobs]
+    clean = [{k: v for k, v in d.items() if k not in ("errors", RUN_KEY, "texts", "file_kinds")} for d in jobs]
     listed = next((d[RUN_KEY] for d in docs if RUN_KEY in d), None)
     against, extra = _second_documents(built, node_facts, runs, listed.get(NCCL_KEY) if listed else None)
     errors = _error_findings(docs)
@@ -253,13 +254,23 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
             out["run"] = {k: v for k, v in listed.items() if k not in ("alone", NCCL_KEY)}
         return out
 
+    def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        from validator.jobs.fixes import attach
+
+        return attach(findings, jobs, built.ctx.params)
+
     report = evaluate_documents("lint", built, report_opts, clean, [d["subject"]["name"] for d in jobs],
                                 extra=extra, against=against, partial=alone, more=errors,
-                                more_rules=(unreadable_rule(),) if errors else (), extra_of=listings)
+                                more_rules=(unreadable_rule(),) if errors else (), fixes=with_fixes,
+                                extra_of=listings)
     notes = [] if opts.jobs_of_files else not_linted([p for p in paths if p.is_dir()], docs)
     notes += _nothing_compared(built, node_facts, runs)
     report, said = finished(report, report_opts, notes)
-    return Outcome(report, report_opts.fail_on, said)
+    import os
+
+    texts = {f: t for d in jobs for f, t in (d.get("texts") or {}).items()}
+    roots = tuple(os.path.realpath(p if p.is_dir() else p.parent) for p in (*paths, *whole))
+    return LintOutcome(report, report_opts.fail_on, said, texts, roots)
 
 
 def _nothing_compared(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...]) -> list[str]:

@@ -63,14 +63,14 @@ def build(opts: RunFields, scopes: tuple[str, ...] | None = None, compare: bool 
     ``against`` are in scope (--select/--ignore may name them); elsewhere they are not.
     ``opts``: a ``ReportOptions`` (or anything with its fields)."""
     from validator.evaluate.engine import Context
-    from validator.rules.compiled import load_bundled
+    from validator.rules.bundled import load_bundled
     from validator.rules.rulemodel import SCOPES
     from validator.rules.selection import check_prefixes, check_something_selected
     from validator.rules.spec import resolve_parameters
 
     scopes = SCOPES if scopes is None else scopes
 
-    # the bundled spec, catalogue and pack come compiled (validator/rules/compiled.py); a custom
+    # the bundled spec, catalogue and pack come compiled (validator/rules/bundled.json); a custom
     # pack is loaded from its files on every run, against the bundled spec and catalogue
     try:
         spec, catalogue, pack = load_bundled(opts.spec_version, opts.rules_version, pack=opts.rules is None)
@@ -117,12 +117,14 @@ def evaluate_documents(command: str, built: Built, opts: RunFields, documents: l
                        sources: list[str], *, extra: dict[str, JSONValue] | None = None,
                        against: Mapping[str, object] | None = None, partial: Iterable[str] = (),
                        more: Iterable[Finding] = (), more_rules: Iterable[RuleDoc] = (),
+                       fixes: Callable[[tuple[Finding, ...]], tuple[Finding, ...]] | None = None,
                        extra_of: Callable[[tuple[Finding, ...]], dict[str, JSONValue]] | None = None) -> Report:
     """Evaluate facts documents into a Report, built once: the engine's findings (with
     ``against``, the rules that compare a job with its nodes or its run; ``partial``, the
     subjects judged only on the facts they hold) and ``more`` (findings of no pack rule:
-    ``LINT-00``, described by ``more_rules``), waivers applied when given, then ``extra``
-    and what ``extra_of`` makes of the final findings (each job's verdict)."""
+    ``LINT-00``, described by ``more_rules``), with their fixes (``fixes``: lint's
+    ``validator.jobs.fixes.attach``), waivers applied when given, then ``extra`` and what
+    ``extra_of`` makes of the final findings (each job's verdict)."""
     from validator.evaluate.engine import evaluate
     from validator.facts.document import digest
     from validator.report.model import Report, RequirementDoc, RuleDoc, Subject
@@ -135,6 +137,8 @@ def evaluate_documents(command: str, built: Built, opts: RunFields, documents: l
     if more:
         found = sorted((*found, *more), key=lambda f: f.sort_key())
     findings = tuple(found)
+    if fixes is not None:
+        findings = fixes(findings)
     extra = dict(extra or {})
     if opts.waivers is not None:
         from validator.report.waivers import load_waivers, waive
