@@ -217,6 +217,6 @@ def read_nodes(paths: Sequence[Path], spec_version: str) -> list[Node]:
 
 def hostlist(names: Iterable[str]) -> str:
     """Hosts as a Slurm host list (``dgx[01-03,07]``)."""
-    from validator.cluster.hosts import compress
+    from validator.values.hostlist import compress
 
     return compress(sorted(set(names)))
