@@ -200,7 +200,7 @@ def read_nodes(paths: Sequence[Path], spec_version: str) -> list[Node]:
                              file=str(paths[0]) if paths else None)
     # hosts named as `cluster --facts` names them: the subject name, or the file's name where
     # node documents share one (synthesized or copied recordings); a file given twice is one
-    from validator.cluster.replay import host_names
+    from validator.values.hostlist import host_names
 
     once = list({(n.host, os.path.realpath(n.file)): n for n in nodes}.values())
     facts = [n for n in once if n.origin == "facts"]

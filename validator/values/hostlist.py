@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 # ASCII digits only: ``\d`` also matches other scripts' digits (``int("٣")`` is 3), which
 # would name host "n٣" as n3, in a host list that drops one of n3 and n٣
@@ -144,3 +145,30 @@ def compress(names: Sequence[str] | set[str]) -> str:
             text = f"{prefix}[{','.join(spans)}]"
         parts.append((f"{prefix}{numbers[0]:0{width}d}", text))
     return ",".join(text for _, text in sorted(parts))
+
+
+def host_names(names: Sequence[str], files: Sequence[Path]) -> Sequence[str]:
+    """Each node document's host name, by rule: its subject name (``names[k]``), or, where
+    documents share one, its file name (``files[k]``) without ``.json`` (whatever their
+    order); two files of one name and one subject are refused (exit 2), naming both.
+    Names that are all different come back as given (no copy, no table of them)."""
+    from collections import Counter
+    from itertools import pairwise
+
+    from validator.errors import SpecCheckError
+
+    if all(a != b for a, b in pairwise(sorted(names))):
+        return names
+    counts = Counter(names)
+    out = [name if counts[name] == 1 else files[k].stem for k, name in enumerate(names)]
+    if len(set(out)) != len(out):
+        seen: dict[str, Path] = {}
+        for k, final in enumerate(out):
+            if final in seen:
+                raise SpecCheckError(
+                    f'two node facts documents for host "{final}" (the other: {seen[final]}); '
+                    "rename one of the files",
+                    file=str(files[k]),
+                )
+            seen[final] = files[k]
+    return out
