@@ -224,6 +224,24 @@ def test_a_long_gap_in_an_older_folder_fails_the_gap_rule(tmp_path: Path) -> Non
     assert "10.1 min from" in loss["wall_gap_max"]["source"] and "1.22e+03" not in loss["wall_gap_max"]["source"]
 
 
+def test_a_slower_record_of_the_same_time_is_not_the_jobs_gap(tmp_path: Path) -> None:
+    """A DeepSpeed log printing every 100 steps beside event files logging every 10, over the
+    same hours: the event files show the family every 5 s; the log's 50 s gaps are not the job's."""
+    from validator.runs.cadence import Stream
+    from validator.runs.facts import mon02
+    from validator.runs.measure import RunEvidence
+
+    tb, log = Stream(str(tmp_path / "tb"), "tensorboard"), Stream(str(tmp_path / "train.log"), "deepspeed_log")
+    for step in range(0, 2000, 10):
+        tb.add("train/loss", step, 1000.0 + step / 2, 1.0)
+    for step in range(0, 2000, 100):
+        log.add("loss", step, 1000.0 + step / 2 + 0.1, 1.0)
+    ev = RunEvidence([str(tmp_path)])
+    ev.streams = [tb, log]
+    loss = item(mon02(ev), "loss")
+    assert loss["wall_gap_max"]["value"] == 5.0 and loss["wall_gap_p95"]["value"] == 5.0
+
+
 def test_a_cut_stall_list_says_how_many_more(tmp_path: Path) -> None:
     from validator.runs.cadence import KEEP, Stream
     from validator.runs.facts import mon02
