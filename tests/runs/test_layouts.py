@@ -137,6 +137,20 @@ def test_text_with_no_log_line_is_passed_over_after_being_searched_to_its_end(tm
     assert why == "text with no metric format and no launcher, failure or training-step line (all 200000 bytes searched)"
 
 
+def test_the_text_search_is_bounded_for_the_whole_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from validator.runs import sniff
+
+    monkeypatch.setattr(sniff, "SCAN_BUDGET", 200_000)  # a.txt searches 134,464 bytes past its head
+    run = tmp_path / "run"
+    shutil.copytree(PL / "tb" / "version_0", run / "tb")
+    for name in ("a.txt", "b.txt"):
+        (run / name).write_text("nothing to see here\n" * 10_000)  # 200,000 bytes each
+    ev, _ = measure(run)
+    why = {Path(p["file"]).name: p["why"] for p in ev.passed}
+    assert why["a.txt"].endswith("(all 200000 bytes searched)")
+    assert "text-search budget is spent" in why["b.txt"] and "first 131072 bytes" in why["b.txt"]
+
+
 LFS = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 842317\n".format("4d" * 32)
 
 
