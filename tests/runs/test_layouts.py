@@ -287,7 +287,7 @@ def test_rec02_skip_says_no_log_or_no_failure(tmp_path: Path) -> None:
     shutil.copytree(PL / "tb" / "version_0", run / "tb")
     _, fs, _ = _findings("--run", str(run))
     [rec] = [f for f in fs if f["rule"] == "REC-02.measured-recovery-too-slow"]
-    assert rec["status"] == "skip" and rec["message"].startswith("no launcher or training log in the run")
+    assert rec["status"] == "skip" and rec["message"].startswith("no launcher or training log spec-check reads in the run")
     # the workers' lines as torchrun --tee 3 labels them, and no failure among them
     (run / "console.log").write_text("".join("[default0]:" + x for x in (PL / "console.log").read_text().splitlines(True)
                                              if "exitcode" not in x))

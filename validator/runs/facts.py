@@ -269,7 +269,7 @@ def rec02(ev: RunEvidence) -> Fact:
     if not members:  # what REC-02's skip says: no log to look in, or a log with no failure
         logs = [str(r["file"]) for r in ev.read if r.get("as") == AS["log"]]
         fact["empty"] = (f"no failure in the log(s): {_cut(logs, 3)}" if logs else
-                         "no launcher or training log in the run (no failure line to time a recovery "
+                         "no launcher or training log spec-check reads in the run (no failure line to time a recovery "
                          "from, and no restart in its metrics); give the launcher's log with "
                          "--recovery-log or in the run folder")
     return fact

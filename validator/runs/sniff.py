@@ -54,7 +54,9 @@ _MLFLOW_LINE = re.compile(rb"-?\d{10,15} \S+(?: -?\d{1,18})?(?: \S+ \S+)?\r?\n?"
 _LAUNCHER = re.compile(
     r"torch\.distributed|torchrun|elastic|\[default\d+\]:|\[rank\d+\]:|Starting worker group"
     r"|^srun: |slurmstepd|^\d+: |NCCL INFO|NCCL WARN|Traceback \(most recent call last\)"
-    r"|RunningAvgSamplesPerSec=|\bstep=\d+, skipped=\d+, lr=|iter time \(s\): [\d.]+ samples/sec: |time \(ms\) \| ",
+    r"|RunningAvgSamplesPerSec=|\bstep=\d+, skipped=\d+, lr=|iter time \(s\): [\d.]+ samples/sec: |time \(ms\) \| "
+    # Lightning's console: its accelerator lines, a fit's end and a checkpoint restore
+    r"|^GPU available: (?:True|False)|`Trainer\.fit` stopped: |^Restoring states from the checkpoint path at ",
     re.M)
 
 
