@@ -50,6 +50,7 @@ def test_lightning_resume_into_a_new_version_folder_is_timed_as_a_restart() -> N
     rec = f["recovery"]["value"]
     assert abs(_truth_recovery_pl() - 4.15) < 0.01  # from truth.jsonl: kill at step 57 -> step 49 logged again
     assert abs(rec - _truth_recovery_pl()) <= 1.5, rec  # from torchrun's failure line, not the kill
+    assert round(rec, 2) == 3.75  # the figure docs/runs.md states
     assert f["resumed"]["value"] == "train_loss step 49" and f["resumed"]["location"]["file"].endswith("tb/version_1")
     by = {Path(d["folder"]).parent.name if d["folder"].endswith(".csv") else Path(d["folder"]).name: d
           for d in ev.versions if "/tb/" in d["folder"]}
@@ -93,6 +94,7 @@ def test_hf_trainer_resumed_into_a_new_mlflow_run_is_timed_as_a_restart() -> Non
     ev, facts = measure(run)
     [inc] = facts["job.recovery.measured"]["items"]
     assert abs(inc["fields"]["recovery"]["value"] - (first - kill)) <= 1.5
+    assert round(inc["fields"]["recovery"]["value"], 2) == 34.41  # the figure docs/runs.md states
     assert inc["fields"]["resumed"]["value"].endswith("step 60")
     [d] = ev.versions
     assert d["read_as"].startswith("resumed") and "a new MLflow run of the same experiment" in d["why"]
