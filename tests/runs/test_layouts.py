@@ -58,6 +58,26 @@ def test_lightning_resume_into_a_new_version_folder_is_timed_as_a_restart() -> N
     assert by["version_2"]["read_as"] == "a separate fit" and "within one logging interval" in by["version_2"]["why"]
 
 
+def test_a_resume_after_a_folder_killed_before_its_first_flush(tmp_path: Path) -> None:
+    """version_0's event file holds only the file_version record its writer begins with (the
+    SIGKILL came before the first flush): version_1, starting at step 49, is still the resume."""
+    import struct
+
+    run = tmp_path / "run"
+    for v in ("version_0", "version_1"):
+        shutil.copytree(PL / "tb" / v, run / "tb" / v)
+    shutil.copy(PL / "console.log", run)
+    ev0 = next((run / "tb" / "version_0").glob("events.out.tfevents.*"))
+    data = ev0.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    ev0.write_bytes(data[: 12 + n + 4])  # the first record alone
+    ev, facts = measure(run)
+    [d] = ev.versions
+    assert d["read_as"].startswith("resumed") and "version_0 holds no step" in d["why"]
+    [inc] = facts["job.recovery.measured"]["items"]
+    assert abs(inc["fields"]["recovery"]["value"] - _truth_recovery_pl()) <= 1.5
+
+
 def test_lightning_csv_alone_shows_the_resume_but_cannot_time_it(tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(PL / "csv", run / "csv")
