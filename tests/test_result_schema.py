@@ -1,13 +1,15 @@
 """spec/result.schema.json is generated from the result model (validator/report/model.py) and says
 what the hand-written result/2 schema said (tests/fixtures/results/result-2.handwritten.schema.json,
-the file as released in 0.2.0): the same shape, and the same verdict on every result in the
-repository and on results mutated where a result can go wrong."""
+the file as released in 0.2.0) plus what result/3 added (each finding's optional stable "id"):
+the same shape, and the same verdict on every result in the repository and on results mutated
+where a result can go wrong."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,8 +44,23 @@ def _shape(node: Any) -> Any:
     return node
 
 
+def _as_result_2(schema: dict[str, Any]) -> dict[str, Any]:
+    """The generated schema less what result/3 added: the version const, the finding id and
+    a waiver's own ID, granted date and the day it was judged on."""
+    out = copy.deepcopy(schema)
+    out["$id"] = OLD["$id"]
+    out["properties"]["schema"] = OLD["properties"]["schema"]
+    out["$defs"]["finding"]["properties"].pop("id")
+    waiver = out["$defs"]["finding"]["properties"]["waiver"]["oneOf"][1]["properties"]
+    for key in ("waiver_id", "granted", "as_of"):
+        waiver.pop(key)
+    return out
+
+
 def test_the_generated_schema_has_the_released_shape() -> None:
-    assert _shape(result_schema()) == _shape(OLD)
+    assert _shape(_as_result_2(result_schema())) == _shape(OLD)
+    assert NEW["$defs"]["finding"]["properties"]["id"] == {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+    assert "id" not in NEW["$defs"]["finding"].get("required", [])  # older results have none
 
 
 def test_the_generator_can_fail() -> None:
@@ -66,7 +83,17 @@ _NEW_V = jsonschema.Draft202012Validator(NEW)
 
 
 def _verdicts(doc: Any) -> tuple[bool, bool]:
-    return _OLD_V.is_valid(doc), _NEW_V.is_valid(doc)
+    """The result/2 schema's verdict on the document as result/2 (no finding ids), the
+    generated schema's on it as result/3."""
+    old, new = copy.deepcopy(doc), copy.deepcopy(doc)
+    if isinstance(doc, dict) and isinstance(doc.get("schema"), str) and doc["schema"].startswith("spec-check/result/"):
+        old["schema"], new["schema"] = "spec-check/result/2", NEW["properties"]["schema"]["const"]
+    ids_ok = True  # result/3's one addition, checked by hand on the result/2 side
+    for f in old.get("findings", []) if isinstance(old, dict) and isinstance(old.get("findings"), list) else []:
+        if isinstance(f, dict) and "id" in f:
+            fid = f.pop("id")
+            ids_ok = ids_ok and isinstance(fid, str) and re.fullmatch("[0-9a-f]{32}", fid) is not None
+    return _OLD_V.is_valid(old) and ids_ok, _NEW_V.is_valid(new)
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=lambda p: str(p.relative_to(ROOT)))
