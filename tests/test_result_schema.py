@@ -45,12 +45,14 @@ def _shape(node: Any) -> Any:
 
 
 def _as_result_2(schema: dict[str, Any]) -> dict[str, Any]:
-    """The generated schema less what result/3 added: the version const, the finding id and
-    a waiver's own ID, granted date and the day it was judged on."""
+    """The generated schema less what result/3 added: the version const, the finding id, a
+    lint finding's fixes and no_fix, and a waiver's own ID, granted date and the day it was
+    judged on."""
     out = copy.deepcopy(schema)
     out["$id"] = OLD["$id"]
     out["properties"]["schema"] = OLD["properties"]["schema"]
-    out["$defs"]["finding"]["properties"].pop("id")
+    for key in ("id", "fixes", "no_fix"):
+        out["$defs"]["finding"]["properties"].pop(key)
     waiver = out["$defs"]["finding"]["properties"]["waiver"]["oneOf"][1]["properties"]
     for key in ("waiver_id", "granted", "as_of"):
         waiver.pop(key)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validator.runs.readers import MAX_JSON_BYTES, MAX_LINE, RunFileError, Tail
+from validator.runs.readers import MAX_JSON_BYTES, RunFileError, Tail, chunked_lines, unix_time
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -44,35 +44,41 @@ def is_tsv(first_line: str) -> bool:
 
 
 def _rows(name: str, p: Path, tail: Tail) -> Iterator[tuple[float, int, str, int | None, float | None, float]]:
-    with open(p, encoding="utf-8", newline="") as f:
-        rows = csv.reader(iter(lambda: f.readline(MAX_LINE + 1), ""), delimiter="\t")
-        try:
-            header = next(rows, None)
-            if header is None:
-                return
-            si = header.index("step") if "step" in header else None
-            ti = header.index("timestamp") if "timestamp" in header else None
-            vi = next((i for i in range(len(header) - 1, -1, -1) if i not in (si, ti)), None)
-            if vi is None:
-                raise RunFileError(str(p), 1, "a DVCLive header with no metric column")
-            for n, row in enumerate(rows, start=2):
-                if len(row) != len(header):
-                    if not row:
-                        continue
-                    raise RunFileError(str(p), n, f"{len(row)} fields where the header (line 1) has {len(header)}")
+    # read a chunk at a time, the file open only while a chunk is read (a folder of thousands
+    # of series merged at once holds no file open between reads), each line bounded
+    rows = csv.reader((line for _, line in chunked_lines(p)), delimiter="\t")
+    try:
+        header = next(rows, None)
+        if header is None:
+            return
+        si = header.index("step") if "step" in header else None
+        ti = header.index("timestamp") if "timestamp" in header else None
+        vi = next((i for i in range(len(header) - 1, -1, -1) if i not in (si, ti)), None)
+        if vi is None:
+            raise RunFileError(str(p), 1, "a DVCLive header with no metric column")
+        for n, row in enumerate(rows, start=2):
+            if len(row) != len(header):
+                if not row:
+                    continue
+                raise RunFileError(str(p), n, f"{len(row)} fields where the header (line 1) has {len(header)}")
+            try:
+                x = float(row[vi])
+                step = int(float(row[si])) if si is not None else None
+                wall = float(row[ti]) if ti is not None else None
+            except ValueError:
+                raise RunFileError(str(p), n, "not a number in a DVCLive row") from None
+            if wall is not None and not math.isfinite(wall):
+                wall = None
+            if wall is not None:  # DVCLive writes milliseconds; read by magnitude as every time is
                 try:
-                    x = float(row[vi])
-                    step = int(float(row[si])) if si is not None else None
-                    wall = float(row[ti]) / 1000.0 if ti is not None else None
-                except ValueError:
-                    raise RunFileError(str(p), n, "not a number in a DVCLive row") from None
-                if wall is not None and not math.isfinite(wall):
-                    wall = None
-                yield (wall if wall is not None else float(step or 0)), n, name, step, wall, x
-        except csv.Error as exc:
-            raise RunFileError(str(p), None, f"not TSV ({exc})") from None
-        except UnicodeDecodeError:
-            raise RunFileError(str(p), None, "not UTF-8 text") from None
+                    wall = unix_time(wall)
+                except ValueError as exc:
+                    raise RunFileError(str(p), n, f"its time: {exc}") from None
+            yield (wall if wall is not None else float(step or 0)), n, name, step, wall, x
+    except csv.Error as exc:
+        raise RunFileError(str(p), None, f"not TSV ({exc})") from None
+    except UnicodeDecodeError:
+        raise RunFileError(str(p), None, "not UTF-8 text") from None
 
 
 def series(files: list[tuple[str, Path]], tail: Tail) -> Iterator[Scalar]:

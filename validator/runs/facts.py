@@ -28,6 +28,7 @@ from validator.values.units import format_value
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
+    from validator.runs.readers import RunFileError
 
 NOT_GIVEN = "no run given (lint --run DIR)"
 MIN_GAPS_P95 = 20  # a source with fewer gaps has no p95 worth comparing (its own item still has one)
@@ -161,7 +162,9 @@ def _apart(a: Stream, b: Stream) -> bool:
     return b.last_wall < a.first_wall or b.first_wall > a.last_wall
 
 
-def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = ()) -> dict[str, JSONValue]:
+def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = (),
+                 unread: dict[str, list[RunFileError]] | None = None) -> dict[str, JSONValue]:
+    unread = unread or {}
     loc = {"file": s.name}
     every = [(s, f), *others]
     # a name any framework might log (train_loss) takes the setting of the framework whose own
@@ -241,6 +244,10 @@ def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] =
             bad.append(f"and {f2.nonfinite_count - len(f2.nonfinite)} more{where}")
     fields["stalls"] = value(stalls, source=src, location=loc)
     fields["nonfinite"] = value(bad, source=src, location=loc)
+    cut = [e for s2, _ in ((s, f), *others) for e in unread.get(s2.name, [])]
+    if cut and not bad:  # none in the part read, and a part could not be read: unknown, never a pass
+        fields["nonfinite"] = error(f"none in the part read, but {cut[0].where()} could not be read past "
+                                    f"it: {cut[0].message}", source=src)
     return item(f.name, fields)
 
 
@@ -248,11 +255,14 @@ def mon02(ev: RunEvidence) -> Fact:
     members: list[dict[str, JSONValue]] = []
     # evaluation throughput is logged at the evaluation cadence: not the metrics interval
     fams = sorted({name for s in ev.streams for name in s.families if name not in EVAL_ONLY})
+    unread: dict[str, list[RunFileError]] = {}  # stream -> its files that could not be read to the end
+    for s in ev.streams:
+        unread[s.name] = [e for e in ev.errors if e.file == s.name or e.file.startswith(s.name.rstrip("/") + "/")]
     for fam in fams:
         b = _best(ev, fam)
         if b is not None:
             others = [(s, s.families[fam]) for s in ev.streams if fam in s.families and s is not b[0]]
-            members.append(_family_item(*b, others))
+            members.append(_family_item(*b, others, unread))
     for e in ev.errors:
         bad = error(f"{e.where()}: {e.message}", source=e.file)
         bad["location"] = {"file": e.file, "line": e.line}

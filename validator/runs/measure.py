@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from validator.runs import dslog, dvclive, readers
 from validator.runs.cadence import Stream
+from validator.runs.events import event_files
 from validator.runs.families import Classifier
 from validator.runs.sniff import lfs_pointer, survey
 from validator.runs.versions import link
@@ -64,10 +65,6 @@ def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scala
                 files: list[Path], what: str, tails: dict[str, readers.Tail]) -> None:
     try:
         _feed(stream, scalars)
-    except readers.TensorBoardMissing as exc:
-        ev.errors.append(exc)
-        ev.passed += [{"file": str(p), "why": f"not read: {readers.INSTALL_HINT}"} for p in files]
-        return
     except readers.RunFileError as exc:
         ev.errors.append(exc)
     except OSError as exc:
@@ -109,7 +106,7 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
         for folder, files in by_folder.items():
             tails: dict[str, readers.Tail] = {}
             _run_stream(ev, Stream(str(folder), "tensorboard", classify),
-                        readers.event_files(files, tails, ev.errors), files, AS["tensorboard"], tails)
+                        event_files(files, tails, ev.errors), files, AS["tensorboard"], tails)
         for kind, reader in (("csv", readers.metrics_csv), ("jsonl", readers.json_lines),
                              ("trainer_state", readers.trainer_state)):
             for p in s.files.get(kind, []):

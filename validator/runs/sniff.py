@@ -210,6 +210,8 @@ def _json_kind(path: Path, first: str, rest: str) -> tuple[str | None, str]:
         rec = json.loads(first)
     except ValueError:
         rec = None
+    except RecursionError:
+        return "jsonl", ""  # its reader names the line as nested too deep
     if isinstance(rec, dict):
         if "log_history" in rec:
             return "trainer_state", ""
@@ -221,11 +223,13 @@ def _json_kind(path: Path, first: str, rest: str) -> tuple[str | None, str]:
         if path.stat().st_size > MAX_JSON_BYTES:
             return None, f"a JSON document over {MAX_JSON_BYTES >> 20} MiB"
         doc = json.loads(path.read_text("utf-8"))
+    except RecursionError:
+        return "trainer_state", ""  # a JSON document too deep to tell: its reader says so, an error
     except (ValueError, OSError):
         second = rest.partition("\n")[0].strip()
         try:
             rec2 = json.loads(second)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, "starts like JSON but is neither a JSON document nor JSON lines"
         if isinstance(rec2, dict) and _metric_record(rec2):
             return "jsonl", ""  # line 1 is broken: the reader reports it
@@ -245,20 +249,37 @@ def _metric_record(rec: dict[str, object]) -> bool:
     return has_step and numbers > 0
 
 
-def survey(root: Path) -> Survey:
-    """Every regular file under ``root`` (a folder, or one file), classified."""
-    out = Survey(str(root))
+def _walk(root: Path, out: Survey) -> list[Path]:
+    """The first ``MAX_FILES`` files and links under ``root``, in a stable order; past them
+    the walk only counts names (folders too), up to ``10 * MAX_FILES``, and one line of
+    ``out.passed`` says how many were left."""
     paths: list[Path] = []
-    if root.is_file():
-        paths = [root]
-    else:
-        for d, dirs, names in os.walk(root, followlinks=False):
-            dirs.sort()
-            # a link to a folder is listed among the folders, and not walked: say so
-            paths += [Path(d) / n for n in dirs if (Path(d) / n).is_symlink()]
-            for n in sorted(names):
-                paths.append(Path(d) / n)
-    seen = 0
+    seen = left = 0
+    for d, dirs, names in os.walk(root, followlinks=False):
+        dirs.sort()
+        if seen >= MAX_FILES:
+            left += len(dirs) + len(names)
+            if left > 9 * MAX_FILES:
+                break
+            continue
+        # a link to a folder is listed among the folders, and not walked: say so
+        here = [Path(d) / n for n in dirs if (Path(d) / n).is_symlink()] + [Path(d) / n for n in sorted(names)]
+        room = MAX_FILES - seen
+        paths += here[:room]
+        seen += min(room, len(here))
+        left += max(0, len(here) - room)
+    if left:
+        more = f"{left:,}" if left <= 9 * MAX_FILES else f"more than {9 * MAX_FILES:,}"
+        out.passed.append((str(root), f"more than {MAX_FILES:,} entries: the first {MAX_FILES:,} were "
+                                      f"looked at, {more} others were not"))
+    return paths
+
+
+def survey(root: Path) -> Survey:
+    """Every regular file under ``root`` (a folder, or one file), classified; at most
+    ``MAX_FILES`` entries are looked at."""
+    out = Survey(str(root))
+    paths = [root] if root.is_file() else _walk(root, out)
     budget = _Budget()
     for p in paths:
         if p.is_symlink():
@@ -266,10 +287,6 @@ def survey(root: Path) -> Survey:
             continue
         if not p.is_file():
             out.passed.append((str(p), "not a regular file"))
-            continue
-        seen += 1
-        if seen > MAX_FILES:
-            out.passed.append((str(p), f"more than {MAX_FILES} files in the run folder"))
             continue
         try:
             with open(p, "rb") as f:
