@@ -83,16 +83,42 @@ def test_cluster_takes_a_baseline(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr
 
 
-def test_an_error_is_never_baselined(tmp_path: Path) -> None:
-    """Unknown is never pass: a MUST error in the saved result still counts."""
+def test_a_known_error_is_accepted_and_a_new_or_changed_one_counts(tmp_path: Path) -> None:
+    """An error in the baseline (same rule, subject, item and reason) is known, as a known
+    fail is: an unchanged job whose metric cannot be told from its files does not exit 1
+    forever. An error whose reason changed, or one the baseline lacks, still counts."""
     job = ROOT / "tests" / "corpus" / "axolotl_yaml" / "axolotl-ai-cloud__axolotl__examples__llama-3__fft-8b.yaml"
     saved = tmp_path / "axolotl.json"
     assert spec_check("lint", str(job), "--format", "json", "-o", str(saved)).returncode == 1
     doc = json.loads(saved.read_text())
-    assert any(f["status"] == "error" and f["level"] == "MUST" for f in doc["findings"])
+    errors = [f for f in doc["findings"] if f["status"] == "error" and f["level"] == "MUST"]
+    assert errors
     again = spec_check("lint", str(job), "--baseline", str(saved))
-    assert again.returncode == 1
-    assert "ERROR MON-01." in again.stdout and "KNOWN REC-02.hang-detection-too-slow" in again.stdout
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr
+    assert f"KNOWN {errors[0]['rule']}" in again.stdout and "KNOWN REC-02.hang-detection-too-slow" in again.stdout
+    assert "0 still count" in again.stderr
+    # the same error with another reason is not the known one
+    changed = errors[0]
+    changed["message"] = "a reason the baseline recorded once, not today's"
+    saved.write_text(json.dumps(doc))
+    third = spec_check("lint", str(job), "--baseline", str(saved), "--format", "json")
+    assert third.returncode == 1, third.stderr
+    counted = [f for f in json.loads(third.stdout)["findings"]
+               if f["status"] == "error" and not (f.get("waiver") or {}).get("active")]
+    assert [(f["rule"], f["item"]) for f in counted] == [(changed["rule"], changed["item"])]
+    # an error the baseline does not have counts
+    doc["findings"] = [f for f in doc["findings"] if f is not changed]
+    saved.write_text(json.dumps(doc))
+    assert spec_check("lint", str(job), "--baseline", str(saved)).returncode == 1
+
+
+def test_a_waiver_file_still_never_accepts_an_error() -> None:
+    """Only a baseline accepts a known error (it records the reason); a waiver does not."""
+    from validator.report.model import Finding, Level, Status
+
+    err = Finding("MON-01.x", "MON-01", Level.MUST, Status.ERROR, "job", "e", "why", "fix",
+                  waiver={"active": True, "id": "MON-01"})
+    assert not err.waived and err.against_verdict
 
 
 def test_a_baseline_that_is_no_result_is_one_line_and_exit_2(tmp_path: Path) -> None:
