@@ -75,3 +75,22 @@ def test_an_explicit_bf16_false_is_reported_at_its_line(tmp_path: Path) -> None:
     assert f["location"]["line"] == 6, f
     assert "not set in your files" not in f["message"], f["message"]
     assert f["location"]["text"].strip() == "bf16: false"
+
+
+def test_ckpt02_says_the_range_and_the_direction_in_the_default_output(tmp_path: Path) -> None:
+    """Daly's optimum for 64 GPUs at 50,000 GPU-h each, 60 s writes, 2 s steps: the accepted
+    range is 4,583..18,331 steps; 500 is below it, a checkpoint too often. The default
+    terminal output (not only --show passes or JSON) says both."""
+    f = _one(_lint(tmp_path, BASE), "CKPT-02.interval-far-from-optimum")
+    assert f["status"] == "fail"
+    assert "below the expected range 4,583 to 18,331" in f["message"] and "too often" in f["message"], f["message"]
+    p = tmp_path / "train.yaml"
+    r = CliRunner().invoke(cli, ["lint", str(p), "--set", "step_time=2s", "--set", "gpu_count=64"],
+                           env={"COLUMNS": "300", "NO_COLOR": "1"})
+    line = next(ln for ln in r.stdout.splitlines() if "CKPT-02.interval-far-from-optimum" in ln)
+    assert "4,583 to 18,331" in line and "too often" in line, line
+    # above the range: too rarely
+    f = _one(_lint(tmp_path, BASE.replace("save_steps: 500", "save_steps: 50000")), "CKPT-02.interval-far-from-optimum")
+    assert "above the expected range" in f["message"] and "too rarely" in f["message"], f["message"]
+    ok = _one(_lint(tmp_path, BASE.replace("save_steps: 500", "save_steps: 9000")), "CKPT-02.interval-far-from-optimum")
+    assert ok["status"] == "pass" and "within the expected range 4,583 to 18,331" in ok["message"], ok["message"]

@@ -217,7 +217,7 @@ def test_markdown_verdict_names_a_non_default_profile_and_fleet_summary():
     text = render("markdown", r)
     assert "2 of 3 hosts probed, 1 could not be probed (n3: ssh: timed out)" in text
     assert "throughput 196.2 to 391.7 Gb/s" in text
-    assert "failing (1 waived)" in text
+    assert "4 fail, 1 error, 1 warn (1 waived)" in text
 
 
 def test_remediation_code_spans_stay_code_in_markdown() -> None:

@@ -63,11 +63,37 @@ def add_to_report(report: Report, built: Built, opts: ReportOptions, docs: list[
     found = [f for f in found if is_selected(f.rule, opts.select, opts.ignore)]
     if not found and not extra:
         return report
-    findings = tuple(sorted((*report.findings, *found), key=lambda f: f.sort_key()))
+    findings = tuple(sorted((*_superseded(report.findings, found), *found), key=lambda f: f.sort_key()))
     known = {r.id for r in report.rules}
     docs_ = [r for r in rule_docs({f.rule for f in found}, levels) if r.id not in known]
     return replace(report, findings=findings, rules=(*report.rules, *docs_),
                    extra={**report.extra, **extra})
+
+
+# a pack rule judged on a parameter (the NVLink domain a profile assumes) -> the rule that
+# judges the same mismatch on the nodes' own facts: with those, one mismatch is one finding
+SUPERSEDED = {"TOPO-03.tensor-parallel-exceeds-nvlink-domain": "TOPO-03.job-tensor-parallel-exceeds-node-nvlink"}
+
+
+def _superseded(findings: Sequence[Finding], found: Sequence[Finding]) -> list[Finding]:
+    """``findings`` with each problem that a job-against-nodes finding judges again on the
+    nodes' facts turned into a skip naming that finding (a TP-16 job on 8-GPU NVLink
+    domains: one warning, not one from the parameter and one from the nodes)."""
+    from dataclasses import replace
+
+    from validator.report.model import Status
+
+    problems = (Status.FAIL, Status.WARN)
+    again = {(f.subject, f.rule) for f in found if f.status in problems}
+    out = []
+    for f in findings:
+        by = SUPERSEDED.get(f.rule)
+        if by and f.status in problems and (f.subject, by) in again:
+            f = replace(f, status=Status.SKIP, message=(
+                f"judged against the nodes' own NVLink domains by {by} (one mismatch, one finding): "
+                f"{f.message}"))
+        out.append(f)
+    return out
 
 
 def waive(report: Report, built: Built, path: Path) -> Report:

@@ -197,7 +197,7 @@ class TerminalRenderer:
         scope = scope_of(report)
         verdict = verdict_text(report, scope)
         note = cov.profile_note(report)
-        style = "bold green" if s.conformant else "bold red"
+        style = "bold green" if s.conformant else "bold yellow" if s.incomplete else "bold red"
         by_subject: dict[str, list[Finding]] = {}
         for f in report.findings:  # one pass: a 10,000-host result must not be scanned per host
             by_subject.setdefault(f.subject, []).append(f)
@@ -228,9 +228,9 @@ class TerminalRenderer:
             console.print(f"[bold]fleet:[/] {escape(line)}")
         _jobs(console, report)
         counts = ", ".join(f"{s.counts[st.value]} {st.value}" for st in STATUS_ORDER)
-        failing, n_waived = cov.problem_counts(report)
+        _, n_waived = cov.problem_counts(report)
         if n_waived:
-            counts += f" ({failing} failing, {n_waived} waived)"
+            counts += f" ({n_waived} of them waived or known: not counted)"
         if quiet and (s.counts["pass"] or s.counts["skip"]):
             counts += " (--show passes lists the passes and skips)"
         console.print(f"\n{counts}")
