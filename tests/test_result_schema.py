@@ -1,5 +1,5 @@
 """spec/result.schema.json is generated from the result model (validator/report/model.py) and says
-what the hand-written result/2 schema said (tests/fixtures/results/result-2.handwritten.schema.json,
+what the hand-written result/2 schema said, plus the optional keys result/3 added (ADDED_IN_3) (tests/fixtures/results/result-2.handwritten.schema.json,
 the file as released in 0.2.0): the same shape, and the same verdict on every result in the
 repository and on results mutated where a result can go wrong."""
 
@@ -42,8 +42,48 @@ def _shape(node: Any) -> Any:
     return node
 
 
+# what result/3 added to result/2 (issue 30: verdicts that claim only what was judged), each
+# optional: a reader of result/3 reads a result/2 file
+ADDED_IN_3 = (
+    ("summary", "not_judged"),
+    ("summary", "coverage", "requirements_not_judged"),
+    ("summary", "coverage", "ignored"),
+)
+VERSIONS = ("spec-check/result/2", "spec-check/result/3")
+
+
+def _as_released(schema: Any) -> Any:
+    """The generated schema less what result/3 added, under result/2's version."""
+    out = copy.deepcopy(schema)
+    for path in ADDED_IN_3:
+        node = out
+        for key in path[:-1]:
+            node = node["properties"][key]
+        del node["properties"][path[-1]]
+    out["properties"]["schema"] = {"const": VERSIONS[0]}
+    out["$id"] = OLD["$id"]
+    return out
+
+
 def test_the_generated_schema_has_the_released_shape() -> None:
-    assert _shape(result_schema()) == _shape(OLD)
+    assert _shape(_as_released(result_schema())) == _shape(OLD)
+
+
+def test_what_result_3_added_is_checked() -> None:
+    doc = json.loads((ROOT / "tests" / "golden" / "check_failing.json").read_text())
+    doc["rule_pack"]["digest"] = "sha256:" + "0" * 64  # the golden masks it
+    assert doc["schema"] == VERSIONS[1] and _NEW_V.is_valid(doc)
+    doc["summary"]["not_judged"] = ["MEM-01"]
+    doc["summary"]["coverage"]["requirements_not_judged"] = ["MEM-01"]
+    assert _NEW_V.is_valid(doc)
+    for path, bad in ((("not_judged",), 1), (("coverage", "requirements_not_judged"), "MEM-01"),
+                      (("coverage", "ignored"), [1])):
+        d = copy.deepcopy(doc)
+        node = d["summary"]
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = bad
+        assert not _NEW_V.is_valid(d), path
 
 
 def test_the_generator_can_fail() -> None:
@@ -66,7 +106,21 @@ _NEW_V = jsonschema.Draft202012Validator(NEW)
 
 
 def _verdicts(doc: Any) -> tuple[bool, bool]:
-    return _OLD_V.is_valid(doc), _NEW_V.is_valid(doc)
+    """The released schema's verdict and the generated one's on the same result: the keys
+    result/3 added taken out (test_what_result_3_added_is_checked checks those), and the
+    version each schema names."""
+    old, new = copy.deepcopy(doc), copy.deepcopy(doc)
+    for d in (old, new):
+        summary = d.get("summary") if isinstance(d, dict) else None
+        for path in ADDED_IN_3:
+            node = summary
+            for key in path[1:-1]:
+                node = node.get(key) if isinstance(node, dict) else None
+            if isinstance(node, dict):
+                node.pop(path[-1], None)
+    if isinstance(doc, dict) and doc.get("schema") in VERSIONS:
+        old["schema"], new["schema"] = VERSIONS
+    return _OLD_V.is_valid(old), _NEW_V.is_valid(new)
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=lambda p: str(p.relative_to(ROOT)))

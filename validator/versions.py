@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 FACTS_SCHEMA = "spec-check/facts/3"  # 3: GPU error events, error counters, DCGM, scraped telemetry
-RESULT_SCHEMA = "spec-check/result/2"
+RESULT_SCHEMA = "spec-check/result/3"  # 3: summary.not_judged, coverage.requirements_not_judged and ignored
 DIFF_SCHEMA = "spec-check/diff/1"
 
 # schema version -> (the spec-check release that wrote it, digest of its shape). 0.1.0 is the
@@ -42,7 +42,7 @@ RELEASED_SHAPES: dict[str, tuple[str, str]] = {
 }
 
 FACTS_READABLE = ("spec-check/facts/1", "spec-check/facts/2", FACTS_SCHEMA)
-RESULT_READABLE = ("spec-check/result/1", RESULT_SCHEMA)
+RESULT_READABLE = ("spec-check/result/1", "spec-check/result/2", RESULT_SCHEMA)
 
 _WHAT = {"facts": ("facts", FACTS_SCHEMA, FACTS_READABLE), "result": ("result", RESULT_SCHEMA, RESULT_READABLE),
          "probe": ("facts", FACTS_SCHEMA, FACTS_READABLE)}  # probe: a live host's facts (cluster)

@@ -63,7 +63,8 @@ def test_markdown_conformant_report():
     r = r.with_findings(tuple(f for f in r.findings if f.status.value in ("pass", "skip")))
     text = render("markdown", r)
     # conformant, but only for what the result covers (REC-02 has no findings)
-    assert "✅ **CONFORMANT for node scope** (3 of 4 requirements; REC-02: no findings)" in text
+    assert ("✅ **CONFORMANT for node scope** (2 of 4 requirements; not judged (only skips): PLAT-03; "
+            "REC-02: no findings)") in text
     assert "#### Problems" not in text and "to spec v1.0**" not in text
 
 

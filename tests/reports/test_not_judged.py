@@ -98,8 +98,9 @@ def test_prometheus_never_exports_conformant_for_a_requirement_not_judged() -> N
     text = _render(gpuless(), "prometheus")
     assert not re.search(r'spec_check_requirement_conformant\{[^}]*requirement="MEM-01"[^}]*\} 1', text), text
     assert not re.search(r'spec_check_requirement_conformant\{[^}]*requirement="PLAT-03"[^}]*\} 1', text)
-    assert re.search(r'spec_check_requirement_judged\{[^}]*requirement="MEM-01"[^}]*\} 0', text)
-    assert re.search(r'spec_check_requirement_judged\{[^}]*requirement="MEM-02"[^}]*\} 1', text)
+    assert re.search(r'spec_check_requirement_not_judged\{[^}]*requirement="MEM-01"[^}]*\} 1', text)
+    assert not re.search(r'spec_check_requirement_not_judged\{[^}]*requirement="MEM-02"', text)
+    assert re.search(r'spec_check_requirement_conformant\{[^}]*requirement="MEM-02"[^}]*\} 1', text)
     assert 'spec_check_subject_conformant{subject="cpu-host"} 0' in text
     assert "spec_check_requirements_evaluated 1" in text
     assert "spec_check_conformant 0" in text
@@ -134,7 +135,7 @@ def test_markdown_heading_counts_are_the_tables() -> None:
     header = next(i for i, ln in enumerate(lines) if ln.startswith("| ❌ fail"))
     cols = [c.strip() for c in lines[header].strip("|").split("|")]
     vals = [c.strip() for c in lines[header + 2].strip("|").split("|")]
-    table = dict(zip(cols, vals))
+    table = dict(zip(cols, vals, strict=True))
     assert table["⛔ error"] == "8" and table["❌ fail"] == "0"
     assert "8 error" in counts_line and "0 fail" in counts_line, counts_line
     assert "failing" not in counts_line

@@ -332,6 +332,9 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
         "save_interval": Default("save_interval", 1000, "steps", "olmo/config.py (TrainConfig)"),
         "precision": Default("precision", "fp32 (None)", None, "olmo/config.py (TrainConfig)"),
         "console_log_interval": Default("console_log_interval", 1, "steps", "olmo/config.py (TrainConfig)"),
+        "try_load_latest_save": Default("try_load_latest_save", False, None, "olmo/config.py (TrainConfig)",
+                                        note="False: a restart loads load_path (or starts from step 0), "
+                                             "not the latest save"),
     }),
     Table("levanter", "1.2.dev1644", {
         "train_batch_size": Default("trainer.train_batch_size", 512, None, "levanter/trainer.py (TrainerConfig)"),

@@ -149,7 +149,7 @@ def resume(ctx: Ctx) -> None:
     if flag is True:
         ctx.set("job.checkpoint.resume", True, key,
                 "hf: resume_from_checkpoint = True (the last checkpoint in output_dir)")
-    elif flag is False or rfc in ("", None) and ctx.line("resume_from_checkpoint"):
+    elif flag is False or (rfc is None and ctx.line("resume_from_checkpoint")):
         ctx.set("job.checkpoint.resume", False, key, f"hf: resume_from_checkpoint = {rfc}")
     elif rfc is not None:
         ctx.set("job.checkpoint.resume", False, key,

@@ -2,7 +2,7 @@
 
 Write it atomically (``-o /var/lib/node_exporter/textfile/spec_check.prom``; ``-o`` goes
 through ``write_atomic``) from a cron job or Slurm prolog, and alert on
-``spec_check_requirement_conformant == 0``, ``spec_check_requirement_judged == 0`` (a
+``spec_check_requirement_conformant == 0``, on ``spec_check_requirement_not_judged`` (a
 requirement whose findings are all skips: no ``conformant`` series is exported for it) or on a
 stale ``spec_check_last_run_timestamp_seconds``. All series are gauges: each run replaces the
 last. One series per (subject, requirement), labelled with the level, so a SHOULD can be
@@ -102,25 +102,26 @@ class PrometheusRenderer:
         family(
             "spec_check_requirement_conformant",
             "1 if no unwaived fail (or MUST error) remains for the requirement on the subject; "
-            "absent where it was not judged (spec_check_requirement_judged 0).",
+            "absent where it was not judged (spec_check_requirement_not_judged).",
         )
-        judged: list[tuple[str, int]] = []
+        not_judged: list[str] = []
         for name in subjects:
             for rid, c in sorted(per_subject[name], key=lambda rc: order[rc[0]]):
                 lab = labels(
                     subject=name, requirement=rid, level=level.get(rid) or c.findings[0].level
                 )
                 # findings that are all skips judged nothing: no "conformant 1" for them
-                ok = c.outcome != "skip"
-                judged.append((lab, int(ok)))
-                if ok:
+                if c.outcome == "skip":
+                    not_judged.append(lab)
+                else:
                     out.append(f"spec_check_requirement_conformant{lab} {int(c.conformant)}")
         family(
-            "spec_check_requirement_judged",
-            "1 if a finding of the requirement on the subject is not a skip; 0 if all are skips "
-            "(not judged: a MUST not judged makes the subject not conformant).",
+            "spec_check_requirement_not_judged",
+            "1 where every finding of the requirement on the subject is a skip (not judged: no "
+            "spec_check_requirement_conformant series; a MUST not judged makes the subject not "
+            "conformant); absent where it was judged.",
         )
-        out.extend(f"spec_check_requirement_judged{lab} {v}" for lab, v in judged)
+        out.extend(f"spec_check_requirement_not_judged{lab} 1" for lab in not_judged)
         family(
             "spec_check_findings",
             "Findings per subject and status (waived ones keep their status).",
