@@ -52,8 +52,8 @@ def read_trainer(ctx: Ctx) -> None:
         said = [k for k in ("bf16", "fp16") if g(k) is not None]
         if said:
             other = "fp16" if said[0] == "bf16" else "bf16"
-            rest = (f" and {other} = {g(other)}" if other in said else
-                    f"; {other} left at its default: {cite('hf.' + other)}")
+            default = cite("hf.fp16") if other == "fp16" else cite("hf.bf16")
+            rest = f" and {other} = {g(other)}" if other in said else f"; {other} left at its default: {default}"
             ctx.set("job.precision.mode", "fp32", (said[0],), f"hf: {said[0]} = {g(said[0])}{rest}")
         else:
             fill(m, "job.precision.mode", "hf.precision", ctx.file, value="fp32")
