@@ -16,6 +16,7 @@ here as well.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,6 @@ from validator.api.report_options import KNOWN_TOOLS as KNOWN_TOOLS
 from validator.api.report_options import OptionsError as OptionsError
 from validator.api.report_options import ReportOptions
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
-from validator.values.records import field, record
 
 if TYPE_CHECKING:
     # re-exported (mypy sees the classes; at run time __getattr__ below loads them)
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from validator.api.verb_options import LintOptions as LintOptions
     from validator.api.verb_options import ReplayOptions as ReplayOptions
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CheckOptions:
     """``check``: recorded node facts (``facts``), or this node probed (the rest)."""
 

@@ -11,10 +11,9 @@ to stderr, in order, before the report.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from validator.values.records import field, record
 
 if TYPE_CHECKING:  # not imported at run time: start-up
     from validator.facts.document import Document
@@ -35,7 +34,7 @@ def exit_code(report: Report, fail_on: str) -> int:
     return 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Outcome:
     """A finished check or lint: ``report`` (a ``validator.report.model.Report``, waivers and
     baseline applied) and the ``fail_on`` it is judged under."""
@@ -53,7 +52,7 @@ class Outcome:
         return self.exit_code == 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class FleetOutcome(Outcome):
     """A fleet run, live (``run_cluster``) or replayed (``replay_cluster``): the same type
     either way. ``interrupted``: a signal ended a live run early (the report holds what was

@@ -8,10 +8,10 @@ here and loads ``verb_options.py`` when one of its names is first asked for.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from validator.errors import SpecCheckError
-from validator.values.records import record
 
 DEFAULT_SPEC_VERSION = "1.0"
 # the measurements a live fleet run knows, and those it runs when none are named
@@ -24,7 +24,7 @@ class OptionsError(SpecCheckError):
     it as a usage error of the verb; an outside caller catches it as a SpecCheckError."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ReportOptions:
     """What every report shares: the spec and its parameters, the rule pack, which rules
     run, waivers, a baseline and the ``fail_on`` level of the exit code."""

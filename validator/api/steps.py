@@ -10,13 +10,13 @@ finding). Moved from ``validator/cli/common.py``, which re-exports them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from validator import __version__
 from validator.clock import now_utc
 from validator.errors import SpecCheckError
-from validator.values.records import record, replace
 
 if TYPE_CHECKING:  # not imported at run time: start-up
     from validator.api.report_options import ReportOptions
@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # not imported at run time: start-up
         def rules_version(self) -> str | None: ...
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Built:
     """Everything loaded for a run: spec, parameters, facts catalogue and rule pack."""
 

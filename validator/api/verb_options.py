@@ -11,14 +11,14 @@ not ``options.py``, which loads it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from validator.api.report_options import DEFAULT_TOOLS, ReportOptions
 from validator.io.scrape_defaults import SCRAPE_INTERVAL_S
-from validator.values.records import field, record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class HealthOptions:
     """``health``: this node judged for a health check (``node``: the node a verdict acts
     on, which ``facts``, when given, must be the recording of), probed otherwise."""
@@ -32,7 +32,7 @@ class HealthOptions:
     nvml: bool | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LintOptions:
     """``lint``: job config PATHs (a file is a job, a folder one job per entry point),
     ``whole`` folders read as one job each, and the job judged against its nodes and runs."""
@@ -48,7 +48,7 @@ class LintOptions:
     nodes: tuple[Path, ...] = ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ClusterOptions:
     """A live fleet run: probe ``hosts`` over ``transport``, optionally measure the fabric.
     ``fabric``: host -> (address on the training fabric, where that came from)."""
@@ -76,7 +76,7 @@ class ClusterOptions:
     passes: str = "auto"  # "itemize", "fold", or "auto" (fold above fleet.FOLD_ABOVE hosts)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ReplayOptions:
     """A fleet replayed from saved facts: a ``--save-facts`` directory, node facts files
     and/or a cluster facts file."""

@@ -17,6 +17,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
@@ -25,7 +26,6 @@ from validator.api.outcome import Outcome
 from validator.api.steps import older_note
 from validator.errors import SpecCheckError
 from validator.io.atomic import open_atomic
-from validator.values.records import field, record
 
 if TYPE_CHECKING:
     from validator.renderers import Names
@@ -43,7 +43,7 @@ def say(line: str) -> None:
     click.echo(line, err=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RunOptions:
     spec_version: str = DEFAULT_SPEC_VERSION
     profile: Path | None = None

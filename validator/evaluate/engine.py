@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from validator.errors import SpecCheckError
@@ -27,7 +28,6 @@ from validator.rules.rulemodel import Condition, FactInfo, Level, Parameter, Rul
 from validator.rules.selection import is_selected
 from validator.rules.spec import ParamValue
 from validator.rules.wording import value_words
-from validator.values.records import record
 from validator.values.units import UNLIMITED, Quantity, format_quantity, format_value, unit_of
 
 Fact = Mapping[str, JSONValue]
@@ -43,28 +43,20 @@ class _Undecided(Exception):
         self.source = source
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Context:
     spec: Spec
     catalogue: Mapping[str, FactInfo]
     params: Mapping[str, ParamValue]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Resolved:
     value: JSONValue  # in the fact's unit
     text: str  # for the expected sentence
     shown: str = ""  # the value alone, as shown ("8", "400 Gb/s"), where text adds an aside
     label: str = ""  # what it is: a fact's label, or a formula's inputs in words
     note: str = ""  # where a value came from when that matters ("--set gpu_count=1024 wins over ...")
-
-    # written out: one per value a rule compares with (validator/values/records.py)
-    def __init__(self, value: JSONValue, text: str, shown: str = "", label: str = "", note: str = "") -> None:
-        object.__setattr__(self, "value", value)
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "shown", shown)
-        object.__setattr__(self, "label", label)
-        object.__setattr__(self, "note", note)
 
 
 def _noun(ctx: Context, p: ParamValue) -> str:

@@ -19,17 +19,17 @@ import contextlib
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S as DEFAULT_DEADLINE_S  # re-exported
 from validator.io.scrape_defaults import SCRAPE_INTERVAL_S as SCRAPE_INTERVAL_S
-from validator.values.records import record
 
 DEFAULT_CAP = 16 << 20  # a dcgm-exporter of 8 GPUs with every field is well under 1 MiB
 _CHUNK = 64 << 10
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Fetched:
     url: str
     status: int | None = None

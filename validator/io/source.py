@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from validator.values.records import field, record
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -57,7 +56,7 @@ class LineList(list):  # type: ignore[type-arg, unused-ignore]
     item_lines: list[int]
 
 
-@record
+@dataclass
 class Tree:
     """A parsed structured file: ``data`` and the line of each key path."""
 

@@ -7,18 +7,18 @@ then the current directory, and read only if they exist.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.io.source import MISSING, Tree
 from validator.jobs.model import JobModel
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
 
-@record
+@dataclass
 class Ctx:
     path: Path
     file: str  # as shown in findings

@@ -22,9 +22,8 @@ alike. Anything else is an undecidable condition.
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from validator.values.records import field, record
 
 if TYPE_CHECKING:  # types only: shell.py imports this module
     from validator.jobs.shell import Vars, Word
@@ -32,7 +31,7 @@ if TYPE_CHECKING:  # types only: shell.py imports this module
 Flags = dict[str, tuple[str, int]]
 
 
-@record
+@dataclass
 class _Frame:
     kind: str  # if | case
     value: str | None = None  # the case word, expanded (None: unknown)

@@ -29,10 +29,10 @@ framework default; a default is used only where no file sets the value.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.jobs import registry
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.jobs.model import JobModel
@@ -82,7 +82,7 @@ def describe(detail: str, file: str | None) -> str:
     return f"default of {name} ({NOT_SET}; {version}): {key}{where}"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Default:
     setting: str  # as the user writes it
     value: JSONValue  # in seconds for durations; None = disabled / never
@@ -92,7 +92,7 @@ class Default:
     note: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Table:
     framework: str
     version: str  # the version the rows were read at

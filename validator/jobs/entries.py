@@ -9,15 +9,14 @@ model's, so that no import circle ties the model to its derivations
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
 
-@record
+@dataclass
 class Entry:
     value: JSONValue  # a config's value as read (a number, text, a list, ...)
     file: str | None
@@ -28,20 +27,6 @@ class Entry:
     override: bool = False  # a command-line flag: beats a config file's value
     layer: float = 0.0  # Hydra composition order of the file it came from (hydra.py)
     key: str | None = None  # a framework default: its row in validator/jobs/defaults.py
-
-    # written out: one per key of a config (validator/values/records.py)
-    def __init__(self, value: JSONValue, file: str | None, line: int | None, source: str, default: bool = False,
-                 error: str | None = None, override: bool = False, layer: float = 0.0,
-                 key: str | None = None) -> None:
-        self.value = value
-        self.file = file
-        self.line = line
-        self.source = source
-        self.default = default
-        self.error = error
-        self.override = override
-        self.layer = layer
-        self.key = key
 
     def origin(self) -> str:
         """The source as outputs show it: a framework default names its framework, the

@@ -30,12 +30,12 @@ bar the file is refused (passed over with ``--ignore-unknown``) with what was se
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.jobs import registry
 from validator.jobs.keys import close_match
 from validator.jobs.registry import Format
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -45,7 +45,7 @@ BAR = 1.0  # decisive evidence a format needs, and by which it must beat every a
 TARGET_WEIGHT = 3.0  # a class named outright outweighs key names
 
 
-@record
+@dataclass
 class Seen:
     """The decisive evidence of one format found in a file: what, and its weight."""
 
@@ -136,7 +136,7 @@ def _all_known(fmt: Format, sect: str, block: dict[str, JSONValue]) -> bool:
     return known is not None and bool(known) and all(k in known or k == "_target_" for k in block)
 
 
-@record
+@dataclass
 class Judgement:
     kind: str | None
     why: str  # what was seen, in words (for a refusal)

@@ -23,11 +23,11 @@ its timeout and the timeout's origin in the source. Every default used is a row 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.jobs.coerce import as_bool, as_float
 from validator.jobs.defaults import cite, read_in, value_of
-from validator.values.records import record
 
 if TYPE_CHECKING:  # types only: the model imports this module when it derives
     from validator.jobs.base import Ctx
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # types only: the model imports this module when it derives
     from validator.report.model import JSONValue
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Mechanism:
     mode: str  # "crash" | "hang"
     name: str  # "torchrun worker monitor", "NCCL watchdog (collective timeout)"

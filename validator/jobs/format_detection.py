@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 from validator.jobs import registry
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -290,7 +290,7 @@ K8S_TRAINING_KINDS = {
 ACCEPT_RATIO = 0.5  # at least half of a file's top-level keys known to its format
 
 
-@record
+@dataclass
 class Evidence:
     """How well one format explains a file's keys."""
 

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.lazy import Pattern
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -66,7 +66,7 @@ def _packages() -> dict[str, tuple[str, ...]]:
     return registry.packages()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Pin:
     package: str
     specs: tuple[tuple[str, str], ...]  # (operator, version)
@@ -179,7 +179,7 @@ def _allows(specs: tuple[tuple[str, str], ...], version: str) -> bool:
     return True
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Judged:
     """The catalogue a file's keys are judged with, and the others still accepted."""
 
@@ -249,7 +249,7 @@ def _distance(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 MAX_IMAGE_SCAN = 1024 * 1024  # bytes of a job file searched for an image reference
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Image:
     ref: str  # as written, normalized (``nvcr.io#nvidia/nemo`` -> ``nvcr.io/nvidia/nemo``)
     repo: str

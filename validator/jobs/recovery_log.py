@@ -34,12 +34,12 @@ never a pass. A log that cannot be read is an error item naming the file.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.lazy import Pattern
-from validator.values.records import record
 
 # a log is read whole; real logs are often larger than a config (source.MAX_BYTES), so the
 # cap is higher, and a bigger log is an error naming how to cut the excerpt around a failure
@@ -85,7 +85,7 @@ class LogError(Exception):
     """A log that cannot be read: the message names the problem (the caller the file)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Event:
     time: datetime
     file: str
@@ -95,18 +95,6 @@ class Event:
     step: int | None = None  # the training step a step line names (None: HF's dict line)
     restart: bool = False  # a restart marker, not a step
     timed: bool = True  # False: an untimed failure line, placed at the last timed line before it
-
-    # written out: one per line of a run's log (validator/values/records.py)
-    def __init__(self, time: datetime, file: str, line: int, text: str, failure: bool, step: int | None = None,
-                 restart: bool = False, timed: bool = True) -> None:
-        object.__setattr__(self, "time", time)
-        object.__setattr__(self, "file", file)
-        object.__setattr__(self, "line", line)
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "failure", failure)
-        object.__setattr__(self, "step", step)
-        object.__setattr__(self, "restart", restart)
-        object.__setattr__(self, "timed", timed)
 
 
 def read_log(path: Path) -> str:

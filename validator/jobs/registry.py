@@ -25,12 +25,11 @@ catalogue name (``llm-foundry`` for ``llmfoundry``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import overload
 
-from validator.values.records import field, record
 
-
-@record(frozen=True)
+@dataclass(frozen=True)
 class Framework:
     """Where a format's framework defaults come from, as every output labels them
     ("default of <display> (not set in your files; <snapshot>)", ``defaults.py``)."""
@@ -42,7 +41,7 @@ class Framework:
     aliases: tuple[str, ...] = ()  # other source prefixes of the same framework ("accelerate launch")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CollectiveTimeout:
     """The framework's own default of the process-group (collective) timeout."""
 
@@ -56,7 +55,7 @@ NCCL_TIMING = ("set TORCH_NCCL_ENABLE_TIMING=1 (per-collective durations), or de
                "profiler plugin (NCCL_PROFILER_PLUGIN, e.g. the NCCL inspector) in the profile")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Metrics:
     """MON-01 per metric family (``metrics.py``) for a job of this framework.
 
@@ -68,7 +67,7 @@ class Metrics:
     by_default: tuple[tuple[str, ...], str] | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Marker:
     """A pattern of keys that names a file's format before the evidence is weighed
     (``format_detection``): in a file of ``syntax``, the markers of every format are tried
@@ -90,7 +89,7 @@ class Marker:
     clauses: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Format:
     """A config format: ``name`` (the ``--kind``), ``display`` (in messages), ``reader``
     (``module:function`` under validator.jobs; None for a format spec-check does not

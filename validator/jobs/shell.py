@@ -20,10 +20,10 @@ from __future__ import annotations
 import ast
 import operator
 import re
+from dataclasses import dataclass, field
 
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
-from validator.values.records import field, record
 
 _ASSIGN = re.compile(
     r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=(.*)$", re.S
@@ -48,18 +48,13 @@ _SLURM_RUNTIME = {
 MAX_DEPTH = 8
 
 
-@record
+@dataclass
 class Word:
     text: str
     line: int
 
-    # written out: one per word of a script (validator/values/records.py)
-    def __init__(self, text: str, line: int) -> None:
-        self.text = text
-        self.line = line
 
-
-@record
+@dataclass
 class Heredoc:
     """A here-document: its first body line, the command line that opens it, the body
     as written, whether the delimiter was quoted (a literal body), and ``at``: how many
@@ -78,7 +73,7 @@ class Heredoc:
     unknown_line: int | None = None
 
 
-@record
+@dataclass
 class Script:
     """A shell script as logical commands of words, each word with its line."""
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from validator.renderers.base import Renderer
-from validator.values.records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class OutputFormat:
     """One ``--format``: what writes it and what it is."""
 

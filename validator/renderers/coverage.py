@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from validator.report.model import Finding, JSONValue, Report, summarize
-from validator.values.records import record
 
 # Worst first; "waived" ranks below the problems it hides, above a clean pass.
 OUTCOMES = ("fail", "error", "warn", "waived", "pass", "skip", "none")
@@ -42,17 +42,11 @@ def outcome(findings: list[Finding]) -> str:
     return next((o for o in OUTCOMES if o in seen), "none")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Cell:
     outcome: str
     conformant: bool
     findings: tuple[Finding, ...]
-
-    # written out: one per subject and requirement (validator/values/records.py)
-    def __init__(self, outcome: str, conformant: bool, findings: tuple[Finding, ...]) -> None:
-        object.__setattr__(self, "outcome", outcome)
-        object.__setattr__(self, "conformant", conformant)
-        object.__setattr__(self, "findings", findings)
 
 
 def requirement_ids(report: Report) -> list[str]:
@@ -119,7 +113,7 @@ def rules_of(report: Report) -> dict[str, list[str]]:
     return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Measurement:
     a: str
     b: str

@@ -22,9 +22,8 @@ medium with no escaping of its own (JSON, SARIF, Prometheus) also gets valid tex
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-
-from validator.values.records import replace
 
 if TYPE_CHECKING:
     from validator.report.model import Report

@@ -14,10 +14,10 @@ subject, its item an item count) is one finding here like any other.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from validator.renderers import coverage as cov
 from validator.report.model import Finding, Level, Report, Status
-from validator.values.records import field, record
 
 PROBLEM = (Status.FAIL, Status.ERROR, Status.WARN)
 
@@ -44,7 +44,7 @@ def fix_rank(f: Finding) -> int:
     return 2
 
 
-@record
+@dataclass
 class SubjectLine:
     name: str
     outcome: str  # cov.OUTCOMES
@@ -88,7 +88,7 @@ def subject_lines(report: Report) -> list[SubjectLine]:
     return sorted(lines.values(), key=lambda s: (order[s.outcome], s.name))
 
 
-@record
+@dataclass
 class FixGroup:
     rule: str
     rank: int

@@ -21,11 +21,11 @@ of that scope produced a finding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.report.model import Level, Report, Status
 from validator.report.model import Scope as Kind
-from validator.values.records import record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 SCOPES = tuple(s.value for s in (Kind.NODE, Kind.CLUSTER, Kind.JOB))  # the order the sentence names them in
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Scope:
     scopes: tuple[str, ...]  # evaluated, in SCOPES order
     missing: tuple[str, ...]  # scopes of the rule pack with no finding in this result

@@ -53,7 +53,7 @@ STYLE = {
 
 def _group_passes(rows: list[Finding]) -> list[Finding]:
     """One row per rule for its passing items ("8 items"), so a DGX's eight GPUs read as one."""
-    from validator.values.records import replace
+    from dataclasses import replace
 
     passes: dict[str, list[Finding]] = {}
     out = []

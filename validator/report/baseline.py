@@ -18,11 +18,11 @@ never accepts an error; only a baseline, which recorded the reason, does.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.report.model import Finding, Report, Status
-from validator.values.records import replace
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue

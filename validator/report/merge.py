@@ -15,11 +15,11 @@ merged report lists each value with the result it came from.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from validator.errors import SpecCheckError
 from validator.report.model import Finding, Report, Subject
-from validator.values.records import replace
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -34,7 +35,6 @@ from typing import TYPE_CHECKING, Protocol
 from validator.clock import today_utc
 from validator.errors import RuleFileError
 from validator.report.model import Finding, Report, Status
-from validator.values.records import record, replace
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -65,7 +65,7 @@ class _SpecLike(Protocol):
     def requirements(self) -> Iterable[_HasId]: ...
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Waiver:
     id: str
     subject: str

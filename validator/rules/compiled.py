@@ -75,7 +75,7 @@ FORMAT = "1"  # bump when the entry layout changes
 COMPILER_MODULES = (
     "__init__.py", "errors.py", "lazy.py",
     "io/__init__.py", "io/resources.py", "io/safeio.py", "io/source.py", "io/yamlfile.py",
-    "values/__init__.py", "values/numbers.py", "values/records.py", "values/units.py",
+    "values/__init__.py", "values/numbers.py", "values/units.py",
     "rules/__init__.py", "rules/compiled.py", "rules/formulas.py", "rules/loader.py", "rules/operators.py",
     "rules/rulemodel.py", "rules/spec.py", "rules/validation_models.py",
 )

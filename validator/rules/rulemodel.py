@@ -22,12 +22,12 @@ from __future__ import annotations
 import datetime
 import math
 import re
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from validator.errors import UnknownRuleError
-from validator.values.records import field as dc_field
-from validator.values.records import record, replace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -165,7 +165,7 @@ class _Dumps:
         return plain(self, mode)  # type: ignore[no-any-return, unused-ignore]
 
     def model_copy(self, update: dict[str, Any] | None = None) -> Any:
-        return replace(self, **(update or {}))
+        return replace(self, **(update or {}))  # type: ignore[type-var]  # every subclass is a dataclass
 
 
 def _enum(obj: Any, name: str, kind: type[_StrEnum], optional: bool = False) -> None:
@@ -178,13 +178,13 @@ def _enum(obj: Any, name: str, kind: type[_StrEnum], optional: bool = False) -> 
 # Class names are the JSON Schema's $defs: keep them.
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Check(_Dumps):
     op: Annotated[str, Checked(known_operator)]
     value: Annotated[Any, Checked(check_value_form)] = None
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Condition(Check):
     fact: str | None = None
     field: str | None = None
@@ -194,13 +194,13 @@ class Condition(Check):
     cite: bool = False  # a ``when`` that holds: the verdict's message names the fact's value and source
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class IfEmpty(_Dumps):
     status: Literal["skip", "fail", "pass", "error"] = "skip"
     message: str
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule(_Dumps):
     id: Annotated[str, Pattern(RULE_ID)]
     requirement: str
@@ -226,7 +226,7 @@ class Rule(_Dumps):
         _enum(self, "level", Level, optional=True)
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Override(_Dumps):
     id: str
     level: Level | None = None
@@ -242,13 +242,13 @@ class Override(_Dumps):
         _enum(self, "level", Level, optional=True)
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class RuleFile(_Dumps):
     rules: list[Rule] = dc_field(default_factory=list)
     overrides: list[Override] = dc_field(default_factory=list)
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class PackFile(_Dumps):
     id: str
     spec_version: str
@@ -260,7 +260,7 @@ class PackFile(_Dumps):
 # ---- the spec catalogue -----------------------------------------------------------------------
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Parameter(_Dumps):
     default: Any = None
     dimension: Literal[QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS]  # type: ignore[valid-type]
@@ -270,7 +270,7 @@ class Parameter(_Dumps):
     values: dict[str, str] | None = None  # coded list values in words, as a fact's ``values``
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Requirement(_Dumps):
     id: Annotated[str, Pattern(REQ_ID)]
     level: Level
@@ -286,7 +286,7 @@ class Requirement(_Dumps):
             object.__setattr__(self, "scopes", [Scope(s) for s in self.scopes])
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Spec(_Dumps):
     spec_version: str
     title: str
@@ -301,7 +301,7 @@ class Spec(_Dumps):
 # ---- the fact catalogue -----------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class FactInfo:
     name: str
     type: str
@@ -316,7 +316,7 @@ class FactInfo:
 # ---- a loaded pack --------------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RulePack:
     """The enabled rules of a pack (extends and overrides applied), its digest (over every
     rule, enabled or not) and the files it was read from."""

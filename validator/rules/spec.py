@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import reprlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,6 @@ from validator.rules.rulemodel import (
     Spec,
     plain,
 )
-from validator.values.records import record
 from validator.values.units import Quantity, parse_quantity
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def load_spec(version: str) -> Spec:
 # ---- parameters -------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ParamValue:
     """A resolved parameter: ``value`` is a Quantity for quantities, else a plain value."""
 

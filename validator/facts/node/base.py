@@ -14,19 +14,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from validator.facts.document import Document, Fact, error, value
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 from validator.lazy import Pattern
-from validator.values.records import field, record
 
 # domain:bus:device.function; Intel VMD domains have five hex digits (10000:e1:00.0)
 PCI_ADDRESS = Pattern(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
-@record
+@dataclass
 class Context:
     """Where a probe reads from, and what earlier sources found."""
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from validator.lazy import Pattern
-from validator.values.records import record
 
 MAX_BYTES = 64 * 1024 * 1024  # a kernel log file larger than this is refused, not read
 JOURNAL_TIMEOUT = 3.0
@@ -47,7 +47,7 @@ _KERNEL_TAG = Pattern(r"^kernel: (.*)$")
 _MONO_TAG = Pattern(r"^\S+ kernel: (.*)$")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Record:
     """One kernel log message and when it was logged (either clock may be unknown)."""
 
@@ -55,14 +55,6 @@ class Record:
     since_boot: float | None = None  # seconds after boot, as dmesg prints them
     wall: datetime | None = None
     line: int = 0  # 1-based line in a file (0: a live record)
-
-    # written out: one per line of a kernel log (validator/values/records.py)
-    def __init__(self, message: str, since_boot: float | None = None, wall: datetime | None = None,
-                 line: int = 0) -> None:
-        object.__setattr__(self, "message", message)
-        object.__setattr__(self, "since_boot", since_boot)
-        object.__setattr__(self, "wall", wall)
-        object.__setattr__(self, "line", line)
 
     def when(self) -> str:
         if self.since_boot is not None:
@@ -72,7 +64,7 @@ class Record:
         return "time unknown"
 
 
-@record
+@dataclass
 class Log:
     """Records read, where from, and how many lines had no recognisable shape."""
 

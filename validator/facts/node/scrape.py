@@ -28,11 +28,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from validator.facts.document import Fact, error, item, items, value
 from validator.io.netfetch import DEFAULT_CAP, fetch
-from validator.values.records import field, record
 
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
@@ -64,7 +64,7 @@ _SHOWN = 5  # samples quoted in one message
 SampleKey: TypeAlias = "tuple[str, tuple[tuple[str, str], ...]]"  # (metric, sorted labels)
 
 
-@record
+@dataclass
 class Exposition:
     """One scrape: every sample by (metric, labels), or the problem."""
 
@@ -77,7 +77,7 @@ class Exposition:
     families: int = 0
 
 
-@record
+@dataclass
 class Scrapes:
     fact: Fact
     names: dict[str, set[str]]  # url -> metric names (readable endpoints)

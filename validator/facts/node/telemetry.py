@@ -27,12 +27,12 @@ through ``validator.io.netfetch`` (a deadline for the whole answer, a size cap).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from validator.facts.document import Fact, error, items, value
 from validator.facts.node.base import Context, ReadError, process_table, read
 from validator.lazy import Pattern
-from validator.values.records import record
 
 NAME = "telemetry"
 FACTS = ("telemetry.exporters", "telemetry.families", "telemetry.scrapes")
@@ -46,7 +46,7 @@ DEFAULT_UID_MIN = 1000  # shadow-utils' default UID_MIN (login.defs)
 _CONTAINER = Pattern(r"(^|/)(docker[-/]|cri-containerd-|crio-|libpod-|kubepods|containerd/|lxc/)")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Process:
     pid: int
     exporter: str

@@ -15,11 +15,10 @@ the chosen precision. Catalogues are loaded on first use (lint start-up stays fa
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from validator.values.records import field, record
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Catalogue:
     framework: str
     package: str
