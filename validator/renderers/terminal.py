@@ -80,11 +80,19 @@ def _jobs(console: object, report: Report) -> None:
     jobs = report.extra.get("jobs") or []
     if len(jobs) < 2:
         return
+    from validator.report.model import summarize
+
     print_ = console.print  # type: ignore[attr-defined]
     bad = sum(1 for j in jobs if not j.get("conformant"))
     print_(f"\n[bold]Jobs[/] ({len(jobs)}, {bad} not conformant)")
+    by_job: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        by_job.setdefault(f.subject, []).append(f)
     for j in jobs:
-        verdict = "[green]conformant[/]" if j.get("conformant") else "[red]NOT CONFORMANT[/]"
+        # a job whose only shortfall is a MUST not judged (all skips) is INCOMPLETE, not failing
+        incomplete = not j.get("conformant") and summarize(by_job.get(str(j.get("name")), [])).incomplete
+        verdict = ("[green]conformant[/]" if j.get("conformant") else
+                   "[yellow]INCOMPLETE[/]" if incomplete else "[red]NOT CONFORMANT[/]")
         files = [f for f in j.get("files", []) if f != j.get("name")]
         also = f" + {escape(', '.join(files))}" if files else ""
         print_(f"  {verdict} {escape(str(j.get('name')))}{also}", soft_wrap=True)
