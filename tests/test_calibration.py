@@ -30,7 +30,7 @@ def test_the_table_has_every_job_rule_of_both_packs_and_adds_up() -> None:
     rows = dict(re.findall(r"^\| `([^`]+)` \| (.+) \|$", table, re.M))
     for version in ("1.0", "1.1"):
         for r in built(rules_version=version).pack.rules:
-            if r.scope == "job":
+            if r.scope == "job" and r.against is None:  # against: judged with --nodes/--run, not a corpus
                 assert r.id in rows, f"{r.id} (v{version}) missing: run python scripts/calibrate.py --write"
     for rule, cells in rows.items():
         for cell in cells.split(" | "):

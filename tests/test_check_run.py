@@ -33,7 +33,7 @@ def _run(args: list[str], cwd: Path) -> tuple[int, str, str]:
 @pytest.mark.parametrize(("args", "code", "error"), [
     (["--facts", str(FACTS), "--format", "json"], 1, None),
     (["--facts", str(H200), "--format", "sarif", "--select", "NET,PLAT", "--fail-on", "warn"], 1, None),
-    (["--facts", "missing.json"], 2, "missing.json: cannot read: No such file or directory"),
+    (["--facts", "missing.json"], 2, "missing.json: no such file or directory (--facts)"),  # as cluster and lint --nodes say it
     (["--facts", str(FACTS), "--set", "nonsense"], 2, '--set expects KEY=VALUE, got "nonsense"'),
     (["--facts", str(FACTS), "--profile", "bad.yaml"], 2, "bad.yaml:2: invalid YAML"),
     (["--facts", str(FACTS), "--scrape", "http://127.0.0.1:9/metrics"], 2, "check: --scrape samples live endpoints"),

@@ -166,8 +166,11 @@ def test_binary_and_missing_facts_files(tmp_path: Path) -> None:
     p = tmp_path / "bin.json"
     p.write_bytes(b"\xff\xfe\x00garbage")
     assert_one_line_error(spec_check("check", "--facts", str(p)), "not UTF-8")
-    assert_one_line_error(spec_check("check", "--facts", str(tmp_path / "nope.json")), "cannot read")
-    assert_one_line_error(spec_check("check", "--facts", str(tmp_path)), "is a directory")
+    assert_one_line_error(spec_check("check", "--facts", str(tmp_path / "nope.json")),
+                          "no such file or directory (--facts)")
+    (tmp_path / "empty").mkdir()  # a folder is one file per node (tests/test_facts_inputs.py); this one has none
+    assert_one_line_error(spec_check("check", "--facts", str(tmp_path / "empty")),
+                          "no *.json node facts in this directory (--facts)")
 
 
 @pytest.mark.parametrize(("args", "needle"), [

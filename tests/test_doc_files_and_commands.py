@@ -34,7 +34,9 @@ CAPS = re.compile(r"`?\b([A-Z][A-Z_-]+\.md)\b")
 PLACEHOLDER = re.compile(r"[*<>{}]|(^|/)[A-Z][A-Z_0-9]*(\.|/|$)|X\.Y")
 
 # docs whose every sh block a test runs as written
-EXECUTED = {"docs/first-conformant-job.md": "tests/test_guides.py"}
+EXECUTED = {"docs/first-conformant-job.md": "tests/test_guides.py",
+            # the cut, on a clone (all but the network and the whole suite)
+            "docs/release.md": "tests/test_release_pins.py"}
 
 # commands that need what this machine does not have; each is exercised in its parts by
 # the test named (the verb and options, on fixtures or fakes) but not as written
@@ -196,6 +198,13 @@ TOOLS = {
                                                           "the checkout the same way (pip install DIR)",
     'pip install "training-spec-check @ git+https://github.com/spec-check/spec-check@':
         "the network: tests/ship/test_github.py checks the commit is one of this repository's",
+    'eval "$(_SPEC_CHECK_COMPLETE=': "tests/test_help_examples.py sources the bash line in a real bash; the zsh "
+                                      "and fish scripts are checked as printed",
+    "_SPEC_CHECK_COMPLETE=": "tests/test_help_examples.py runs spec-check with each _SPEC_CHECK_COMPLETE value",
+    "echo '. ~/.spec-check-complete.bash' >> ~/.bashrc": "a user's ~/.bashrc: tests/test_help_examples.py sources "
+                                                         "the completion script in bash",
+    "git checkout ": "the release commit, fetched from the network: tests/test_release_pins.py checks it is in this "
+                     "history and is CHANGELOG's newest release",
     "install -m 0755 deploy/slurm/spec-check-health": "writes /usr/local/sbin: tests/test_first_hour.py runs "
                                                       "the wrapper from the checkout",
     "python scripts/calibrate.py": "tests/test_calibration.py checks the table calibrate.py writes",
@@ -236,6 +245,7 @@ def test_every_allowed_command_is_still_in_a_doc() -> None:
 
 RUN_HERE: dict[str, int | None] = {
     "spec-check check --facts tests/fixtures/facts/dgx_h100_port_200g.json": 1,
+    "spec-check check --facts tests/fixtures/facts/recorded_vm_2cpu.json": 1,
     "spec-check spec sample-profile": 0,
     "spec-check sign fleet.json --key provider.key -o fleet.signed.json": None,  # below, on a replayed fleet
 }

@@ -27,8 +27,17 @@ def test_readme_has_the_two_setup_commands() -> None:
     text = README.read_text()
     assert ".venv/bin/pip install . && .venv/bin/spec-check check" in text
     ci = (README.parent / ".ci" / "run").read_text()
-    test_cmd = re.search(r"^(bash scripts/install-system-deps\.sh .*pytest)$", text, re.M)
+    test_cmd = re.search(r"^(bash scripts/install-system-deps\.sh .*pytest.*)$", text, re.M)
     assert test_cmd and test_cmd.group(1) in ci, "CI must run the README's test command verbatim"
+
+
+def test_readme_and_contributing_name_the_parallel_run_and_the_quick_one() -> None:
+    """The test command runs on every CPU and a quick run leaves the slow tests out (issue 34)."""
+    quick = '.venv/bin/pytest -n auto --dist loadgroup -m "not slow"'
+    for doc in ("README.md", "CONTRIBUTING.md"):
+        text = " ".join((README.parent / doc).read_text(encoding="utf-8").split())
+        assert quick in text.replace("`", ""), doc
+    assert "pytest-xdist" in (README.parent / "pyproject.toml").read_text()
 
 
 VARIANTS_BLOCK = re.compile(r"(<!-- dgx-variants:start -->\n)(.*?)(<!-- dgx-variants:end -->)", re.S)

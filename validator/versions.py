@@ -72,6 +72,9 @@ def unreadable(kind: str, schema: Any) -> str | None:
     if kind == "result":
         hint = f'schema "{schema}"' if schema else 'no "schema" key'
         return f'not a spec-check result ({hint}; expected "{current}")'
+    if isinstance(schema, str) and schema.startswith("spec-check/result/"):
+        return ("a spec-check result holds verdicts, not facts: pass the node facts it was judged from "
+                "(`spec-check probe -o FILE` files, or the folder `spec-check cluster --save-facts DIR` wrote)")
     return f'not a spec-check facts document (schema is {schema!r}, expected "{current}")'
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -147,6 +148,22 @@ def test_all_pairs_with_a_dead_host(fleet_factory, tmp_path):
     assert probe_status(result)[fleet.addresses[3]][0] == "error"
 
 
+def _iperf_client_in(fleet, flags: tuple[bytes, ...] = (b"-c",)) -> bool:
+    """Whether an ``iperf3 -c`` (or one with another of ``flags``) runs in a namespace of ``fleet``."""
+    import subprocess
+
+    for h in fleet.hosts:
+        pids = subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"iperf3") and any(f in argv for f in flags):
+                return True
+    return False
+
+
 def test_ctrl_c_during_measurement_keeps_the_probes(fleet_factory, tmp_path):
     import json
     import signal
@@ -176,9 +193,8 @@ def test_ctrl_c_during_measurement_keeps_the_probes(fleet_factory, tmp_path):
         text=True,
     )
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # wait until iperf3 runs in a namespace
-        ps = subprocess.run(["pgrep", "-f", "iperf3 -c"], capture_output=True, text=True)
-        if ps.stdout.strip():
+    while time.monotonic() < deadline:  # wait until iperf3 runs in one of this fleet's namespaces
+        if _iperf_client_in(fleet):  # (not a machine-wide pgrep: another test's iperf3 is not this one)
             break
         time.sleep(0.2)
     t0 = time.monotonic()
@@ -190,8 +206,8 @@ def test_ctrl_c_during_measurement_keeps_the_probes(fleet_factory, tmp_path):
     assert {s for s, _ in probe_status(result).values()} == {"pass"}
     assert result["extra"]["fleet"]["interrupted"] is True
     time.sleep(1)
-    left = subprocess.run(["pgrep", "-f", "iperf3 -[sc]"], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "an iperf3 was left running"
+    # in this fleet's namespaces: another test's (or another run's) iperf3 on this machine is not ours
+    assert not _iperf_client_in(fleet, (b"-c", b"-s")), "an iperf3 was left running"
 
 
 def test_fabric_interface_measures_the_fabric_not_the_ssh_network(fleet_factory, tmp_path):

@@ -199,13 +199,19 @@ def test_not_a_facts_document(tmp_path: Path) -> None:
         nodes_of(tmp_path / "empty")
 
 
-def test_one_host_twice_is_refused(tmp_path: Path) -> None:
-    a = tmp_path / "a"
+def test_documents_sharing_a_host_name_are_named_by_file_as_cluster_facts_names_them(tmp_path: Path) -> None:
+    """A folder `cluster --facts` accepts, `lint --nodes` accepts too (issue 34): copies of one
+    recording are hosts x and y; two files of one name for one host are refused."""
+    a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
+    b.mkdir()
     (a / "x.json").write_text(json.dumps(dgx("h")))
     (a / "y.json").write_text(json.dumps(dgx("h")))
-    with pytest.raises(SpecCheckError, match='two node facts documents for host "h"'):
-        nodes_of(a)
+    assert [n.host for n in nodes_of(a)] == ["x", "y"]
+    assert [n.host for n in nodes_of(a / "x.json", a / "x.json")] == ["h"]  # one file given twice is one
+    (b / "x.json").write_text(json.dumps(dgx("h")))
+    with pytest.raises(SpecCheckError, match='two node facts documents for host "x" .*rename one of the files'):
+        nodes_of(a, b)
 
 
 def test_partial_fleet_an_unreadable_fact_is_an_error_not_a_pass(tmp_path: Path) -> None:

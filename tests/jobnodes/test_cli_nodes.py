@@ -76,6 +76,29 @@ def test_a_folder_and_a_cluster_result_as_nodes(tmp_path: Path) -> None:
     assert mine(doc)["TOPO-03.job-tensor-parallel-exceeds-node-nvlink"]["status"] == "pass"
 
 
+def test_a_cluster_result_kept_with_its_facts_is_read_as_those_facts(tmp_path: Path) -> None:
+    """`cluster -o RESULT --keep-facts` keeps the facts it judged beside the result (issue 34):
+    `lint --nodes RESULT` then reads them, and judges what a result alone leaves unknown."""
+    d = tmp_path / "fleet"
+    d.mkdir()
+    write(d, dgx("node01"), dgx("node02", gpus(4)))
+    kept = tmp_path / "kept.json"
+    p = spec_check("cluster", "--facts", str(d), "--format", "json", "-o", str(kept), "--keep-facts")
+    assert p.returncode in (0, 1), p.stderr
+    assert sorted(q.name for q in (tmp_path / "kept.facts").iterdir()) == sorted(q.name for q in d.iterdir())
+    _rc, doc, _err = result(tmp_path, str(FLAGAI), "--nodes", str(kept))
+    f = mine(doc)
+    assert f["NET-02.job-socket-ifname-not-on-nodes"]["status"] != "error"  # the interfaces are known now
+    assert "holds verdicts" not in f["NET-02.job-socket-ifname-not-on-nodes"]["message"]
+    assert mine(result(tmp_path, str(TORCHTUNE), "--nodes", str(kept))[1])[
+        "PLAT-01.job-gpus-per-node-exceed-node"]["value"] == ["node02"]
+    for args, said in ((["--keep-facts"], "give -o FILE"),
+                       (["--keep-facts", "-o", str(tmp_path / "x.json"), "--save-facts", str(tmp_path / "s")],
+                        "give one")):
+        r = spec_check("cluster", "--facts", str(d), *args)
+        assert r.returncode == 2 and said in r.stderr, r.stderr
+
+
 def test_bad_node_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     other = dgx()
     other["schema"] = "spec-check/facts/99"

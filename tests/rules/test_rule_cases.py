@@ -81,6 +81,8 @@ def test_every_rule_has_a_pass_and_a_failing_case(version: str) -> None:
     pack = built(rules_version=version).pack
     base = {r.id: r for r in built(rules_version="1.0").pack.rules}
     for r in pack.rules:
+        if r.against is not None:  # judged with a second document: tests/jobnodes/test_pairs.py has its cases
+            continue
         key = (version, r.id) if base.get(r.id) != r else ("1.0", r.id)
         assert key in statuses, f"{r.id} (pack v{key[0]}) has no cases"
         assert "pass" in statuses[key], f"{r.id} (pack v{key[0]}) has no pass case"

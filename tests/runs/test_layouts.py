@@ -50,11 +50,32 @@ def test_lightning_resume_into_a_new_version_folder_is_timed_as_a_restart() -> N
     rec = f["recovery"]["value"]
     assert abs(_truth_recovery_pl() - 4.15) < 0.01  # from truth.jsonl: kill at step 57 -> step 49 logged again
     assert abs(rec - _truth_recovery_pl()) <= 1.5, rec  # from torchrun's failure line, not the kill
+    assert round(rec, 2) == 3.75  # the figure docs/runs.md states
     assert f["resumed"]["value"] == "train_loss step 49" and f["resumed"]["location"]["file"].endswith("tb/version_1")
     by = {Path(d["folder"]).parent.name if d["folder"].endswith(".csv") else Path(d["folder"]).name: d
           for d in ev.versions if "/tb/" in d["folder"]}
     assert by["version_1"]["read_as"].startswith("resumed") and by["version_1"]["first_step"] == 49
     assert by["version_2"]["read_as"] == "a separate fit" and "within one logging interval" in by["version_2"]["why"]
+
+
+def test_a_resume_after_a_folder_killed_before_its_first_flush(tmp_path: Path) -> None:
+    """version_0's event file holds only the file_version record its writer begins with (the
+    SIGKILL came before the first flush): version_1, starting at step 49, is still the resume."""
+    import struct
+
+    run = tmp_path / "run"
+    for v in ("version_0", "version_1"):
+        shutil.copytree(PL / "tb" / v, run / "tb" / v)
+    shutil.copy(PL / "console.log", run)
+    ev0 = next((run / "tb" / "version_0").glob("events.out.tfevents.*"))
+    data = ev0.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    ev0.write_bytes(data[: 12 + n + 4])  # the first record alone
+    ev, facts = measure(run)
+    [d] = ev.versions
+    assert d["read_as"].startswith("resumed") and "version_0 holds no step" in d["why"]
+    [inc] = facts["job.recovery.measured"]["items"]
+    assert abs(inc["fields"]["recovery"]["value"] - _truth_recovery_pl()) <= 1.5
 
 
 def test_lightning_csv_alone_shows_the_resume_but_cannot_time_it(tmp_path: Path) -> None:
@@ -93,6 +114,7 @@ def test_hf_trainer_resumed_into_a_new_mlflow_run_is_timed_as_a_restart() -> Non
     ev, facts = measure(run)
     [inc] = facts["job.recovery.measured"]["items"]
     assert abs(inc["fields"]["recovery"]["value"] - (first - kill)) <= 1.5
+    assert round(inc["fields"]["recovery"]["value"], 2) == 34.41  # the figure docs/runs.md states
     assert inc["fields"]["resumed"]["value"].endswith("step 60")
     [d] = ev.versions
     assert d["read_as"].startswith("resumed") and "a new MLflow run of the same experiment" in d["why"]
@@ -135,6 +157,20 @@ def test_text_with_no_log_line_is_passed_over_after_being_searched_to_its_end(tm
     ev, _ = measure(run)
     why = next(p["why"] for p in ev.passed if p["file"].endswith("notes.txt"))
     assert why == "text with no metric format and no launcher, failure or training-step line (all 200000 bytes searched)"
+
+
+def test_the_text_search_is_bounded_for_the_whole_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from validator.runs import sniff
+
+    monkeypatch.setattr(sniff, "SCAN_BUDGET", 200_000)  # a.txt searches 134,464 bytes past its head
+    run = tmp_path / "run"
+    shutil.copytree(PL / "tb" / "version_0", run / "tb")
+    for name in ("a.txt", "b.txt"):
+        (run / name).write_text("nothing to see here\n" * 10_000)  # 200,000 bytes each
+    ev, _ = measure(run)
+    why = {Path(p["file"]).name: p["why"] for p in ev.passed}
+    assert why["a.txt"].endswith("(all 200000 bytes searched)")
+    assert "text-search budget is spent" in why["b.txt"] and "first 131072 bytes" in why["b.txt"]
 
 
 LFS = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 842317\n".format("4d" * 32)
@@ -224,6 +260,24 @@ def test_a_long_gap_in_an_older_folder_fails_the_gap_rule(tmp_path: Path) -> Non
     assert "10.1 min from" in loss["wall_gap_max"]["source"] and "1.22e+03" not in loss["wall_gap_max"]["source"]
 
 
+def test_a_slower_record_of_the_same_time_is_not_the_jobs_gap(tmp_path: Path) -> None:
+    """A DeepSpeed log printing every 100 steps beside event files logging every 10, over the
+    same hours: the event files show the family every 5 s; the log's 50 s gaps are not the job's."""
+    from validator.runs.cadence import Stream
+    from validator.runs.facts import mon02
+    from validator.runs.measure import RunEvidence
+
+    tb, log = Stream(str(tmp_path / "tb"), "tensorboard"), Stream(str(tmp_path / "train.log"), "deepspeed_log")
+    for step in range(0, 2000, 10):
+        tb.add("train/loss", step, 1000.0 + step / 2, 1.0)
+    for step in range(0, 2000, 100):
+        log.add("loss", step, 1000.0 + step / 2 + 0.1, 1.0)
+    ev = RunEvidence([str(tmp_path)])
+    ev.streams = [tb, log]
+    loss = item(mon02(ev), "loss")
+    assert loss["wall_gap_max"]["value"] == 5.0 and loss["wall_gap_p95"]["value"] == 5.0
+
+
 def test_a_cut_stall_list_says_how_many_more(tmp_path: Path) -> None:
     from validator.runs.cadence import KEEP, Stream
     from validator.runs.facts import mon02
@@ -255,7 +309,7 @@ def test_rec02_skip_says_no_log_or_no_failure(tmp_path: Path) -> None:
     shutil.copytree(PL / "tb" / "version_0", run / "tb")
     _, fs, _ = _findings("--run", str(run))
     [rec] = [f for f in fs if f["rule"] == "REC-02.measured-recovery-too-slow"]
-    assert rec["status"] == "skip" and rec["message"].startswith("no launcher or training log in the run")
+    assert rec["status"] == "skip" and rec["message"].startswith("no launcher or training log spec-check reads in the run")
     # the workers' lines as torchrun --tee 3 labels them, and no failure among them
     (run / "console.log").write_text("".join("[default0]:" + x for x in (PL / "console.log").read_text().splitlines(True)
                                              if "exitcode" not in x))

@@ -99,10 +99,9 @@ def test_every_file_is_read_or_passed_over_with_a_reason(run: Path) -> None:
     files = {str(p) for p in run.rglob("*") if p.is_file()}
     assert read | set(passed) == files and not read & set(passed)
     assert all(passed.values())
-    if run.name.startswith("hf"):
-        assert str(run / "console.log") in read  # by its content: torchrun's and HF's lines
-    else:  # Lightning under plain python prints no launcher, failure or step line
-        assert passed[str(run / "console.log")].startswith("text with no metric format")
+    # by its content: torchrun's and HF's lines; Lightning's own console lines ("GPU available:",
+    # "`Trainer.fit` stopped:"), so that REC-02 says "no failure in the log(s)" (issue 32)
+    assert str(run / "console.log") in read
     assert passed[str(run / "truth.jsonl")].startswith("JSON lines whose first record has no step")
 
 

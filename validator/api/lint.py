@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # not imported at run time: start-up
     from typing import TypedDict
 
     from validator.facts.document import Document
-    from validator.report.model import Finding, JobVerdict, Report, RuleDoc
+    from validator.jobnodes.nccllog import Evidence
+    from validator.report.model import Finding, JobVerdict, JSONValue, RuleDoc
     from validator.rules.spec import ParamValue
 
     class _Sizes(TypedDict):
@@ -175,14 +176,14 @@ def lint_documents(
     return docs
 
 
-def job_list(report: Report, docs: list[Document]) -> list[JobVerdict]:
+def job_list(findings: tuple[Finding, ...], docs: list[Document]) -> list[JobVerdict]:
     """Each job of the run with its files and its own verdict (``extra["jobs"]``): the
     run is conformant only when every job is, and a reader of the result sees which
     job is not. A file that could not be read is listed as a job of its own."""
     from validator.report.model import summarize
 
     by_subject: dict[str, list[Finding]] = {}
-    for f in report.findings:
+    for f in findings:
         by_subject.setdefault(f.subject, []).append(f)
     out: list[JobVerdict] = []
     for d in docs:
@@ -216,20 +217,20 @@ def unreadable_rule() -> RuleDoc:
 def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> LintOutcome:
     """Read the jobs of ``opts.paths`` / ``opts.whole`` (and ``opts.runs``), judge them (and
     against ``opts.nodes``), and return the report with every job's verdict in
-    ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2)."""
-    from dataclasses import replace
+    ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2).
+
+    The report is made once: the engine judges the pack's rules, those that compare a job
+    with its nodes or its run included, and ``evaluate_documents`` adds the unreadable
+    files' ``LINT-00`` findings, attaches each finding's fixes, applies the waivers and lists
+    the jobs and the run."""
+    from validator.runs.lint import NCCL_KEY, RUN_KEY
 
     paths, whole, runs, node_facts = opts.paths, opts.whole, opts.runs, opts.nodes
     if not paths and not whole and not runs:
         raise OptionsError("give at least one PATH (or --job PATH, or --run DIR)")
     report_opts = opts.report
-    extra: tuple[str, ...] = ()
-    if node_facts or runs:  # lint --nodes / --run: their rules may be --select-ed
-        from validator.jobnodes.rules import RULES
-
-        extra = tuple(RULES)
-    if built is None:
-        built = build(report_opts, ("job",), extra)
+    if built is None:  # lint --nodes / --run: the rules that compare with them may be --select-ed
+        built = build(report_opts, ("job",), compare=bool(node_facts or runs))
     docs = lint_documents(
         paths,
         opts.kind,
@@ -241,41 +242,72 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> LintOutcome:
         runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k not in ("errors", "run", "texts", "file_kinds")} for d in jobs]
-    # lint --nodes / --run: waivers are applied once, after its findings are added
-    waive_later = bool(node_facts or runs) and report_opts.waivers is not None
-    report = evaluate_documents("lint", built, replace(report_opts, waivers=None) if waive_later else report_opts,
-                                clean, [d["subject"]["name"] for d in jobs])
-    from validator.jobs.fixes import attach
-
-    report = replace(report, findings=attach(report.findings, jobs, built.ctx.params))
+    clean = [{k: v for k, v in d.items() if k not in ("errors", RUN_KEY, "texts", "file_kinds")} for d in jobs]
+    listed = next((d[RUN_KEY] for d in docs if RUN_KEY in d), None)
+    against, extra = _second_documents(built, node_facts, runs, listed.get(NCCL_KEY) if listed else None)
     errors = _error_findings(docs)
-    if errors:
-        findings = tuple(sorted((*report.findings, *errors), key=lambda f: f.sort_key()))
-        report = replace(report, findings=findings, rules=(*report.rules, unreadable_rule()))
-    if node_facts or runs:  # lint --nodes / --run (validator.jobnodes)
-        from validator.jobnodes import add_to_report
+    alone = [d["subject"]["name"] for d in docs if d.get(RUN_KEY, {}).get("alone")]
 
-        for p in runs:
-            if not p.exists():
-                raise SpecCheckError("no such file or directory (--run)", file=str(p))
-        report = add_to_report(report, built, report_opts, jobs, node_facts, runs)
-        if waive_later and report_opts.waivers is not None:
-            from validator.jobnodes import waive
+    def listings(findings: tuple[Finding, ...]) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {"jobs": job_list(findings, docs)}
+        if listed is not None:  # the run's files read and passed over
+            out["run"] = {k: v for k, v in listed.items() if k not in ("alone", NCCL_KEY)}
+        return out
 
-            report = waive(report, built, report_opts.waivers)
-    report = replace(report, extra={**report.extra, "jobs": job_list(report, docs)})
-    if runs:
-        from validator.runs.lint import finish_report
+    def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        from validator.jobs.fixes import attach
 
-        report = finish_report(report, docs, built.pack)
+        return attach(superseded(findings) if node_facts else findings, jobs, built.ctx.params)
+
+    report = evaluate_documents("lint", built, report_opts, clean, [d["subject"]["name"] for d in jobs],
+                                extra=extra, against=against, partial=alone, more=errors,
+                                more_rules=(unreadable_rule(),) if errors else (), fixes=with_fixes,
+                                extra_of=listings)
     notes = [] if opts.jobs_of_files else not_linted([p for p in paths if p.is_dir()], docs)
+    notes += _nothing_compared(built, node_facts, runs)
     report, said = finished(report, report_opts, notes)
     import os
 
     texts = {f: t for d in jobs for f, t in (d.get("texts") or {}).items()}
     roots = tuple(os.path.realpath(p if p.is_dir() else p.parent) for p in (*paths, *whole))
     return LintOutcome(report, report_opts.fail_on, said, texts, roots)
+
+
+def _nothing_compared(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...]) -> list[str]:
+    """A line for a second document given to a pack with no rule that compares with it
+    (``--rules-version 1.0``, a custom pack): nothing of it was judged, and the run says so
+    rather than look as if every comparison passed."""
+    has = {r.against for r in built.pack.rules}
+    return [f"spec-check: note: rule pack {built.pack.id} has no rule that compares a job with {what} "
+            f"({opt}): nothing of it was judged"
+            for side, given, what, opt in (("nodes", node_paths, "its nodes", "--nodes"),
+                                           ("run", run_paths, "what NCCL said in its run", "--run"))
+            if given and side not in has]
+
+
+def _second_documents(built: Built, node_paths: tuple[Path, ...], run_paths: tuple[Path, ...],
+                      nccl: Evidence | None) -> tuple[dict[str, object], dict[str, JSONValue]]:
+    """What jobs are compared with, read before the engine runs: the nodes ``--nodes``
+    names, and what NCCL said in the ``--run`` folders (``nccl``: from the run's one read,
+    ``validator.runs.measure.read_runs``), as ``validator.jobnodes.pairs.sides``; and the
+    report's listing of them (``extra.nodes``, ``extra.nccl``)."""
+    if not node_paths and not run_paths:
+        return {}, {}
+    from validator.jobnodes.nodes import hostlist, read_nodes
+    from validator.jobnodes.pairs import sides
+
+    nodes = read_nodes(list(node_paths), built.ctx.spec.spec_version) if node_paths else []
+    extra: dict[str, JSONValue] = {}
+    if nodes:
+        extra["nodes"] = {"hosts": hostlist(n.host for n in nodes), "count": len(nodes),
+                          "files": sorted({n.file for n in nodes})}
+    if run_paths:
+        from validator.jobnodes.nccllog import Parser, summary
+
+        if nccl is None:  # no run document came back (nothing readable was refused before)
+            nccl = Parser().evidence()
+        extra["nccl"] = summary(nccl)
+    return sides(nodes, nccl if run_paths else None, "--run " + ", ".join(map(str, run_paths))), extra
 
 
 def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:
@@ -308,3 +340,29 @@ def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:
             shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
             lines.append(f"spec-check: {folder}: not linted ({why}): {shown}")
     return lines
+
+
+# a pack rule judged on a parameter (the NVLink domain a profile assumes) -> the rule that
+# judges the same mismatch on the nodes' own facts (lint --nodes): one mismatch, one finding
+SUPERSEDED = {"TOPO-03.tensor-parallel-exceeds-nvlink-domain": "TOPO-03.job-tensor-parallel-exceeds-node-nvlink"}
+
+
+def superseded(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """``findings`` with each problem that a job-against-nodes finding judges again on the
+    nodes' facts turned into a skip naming that finding (issue 30: a TP-16 job on 8-GPU NVLink
+    domains got one warning from the parameter and one from the nodes)."""
+    from dataclasses import replace
+
+    from validator.report.model import Status
+
+    problems = (Status.FAIL, Status.WARN)
+    again = {(f.subject, f.rule) for f in findings if f.status in problems}
+    out = []
+    for f in findings:
+        by = SUPERSEDED.get(f.rule)
+        if by and f.status in problems and (f.subject, by) in again:
+            f = replace(f, status=Status.SKIP, message=(
+                f"judged against the nodes' own NVLink domains by {by} (one mismatch, one finding): "
+                f"{f.message}"))
+        out.append(f)
+    return tuple(out)

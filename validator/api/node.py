@@ -80,6 +80,25 @@ def recorded_endpoints(docs: list[Document]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _node_files(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The files ``--facts`` names: each file, and each folder's ``*.json`` (one file per host,
+    as `cluster --facts DIR` and `lint --nodes DIR` read it), by name."""
+    from validator.errors import FactsFileError
+
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files = sorted(q for q in p.iterdir() if q.suffix == ".json" and q.is_file())
+            if not files:
+                raise FactsFileError("no *.json node facts in this directory (--facts)", file=str(p))
+            out += files
+        elif not p.exists():
+            raise FactsFileError("no such file or directory (--facts)", file=str(p))
+        else:
+            out.append(p)
+    return tuple(out)
+
+
 def check_node(opts: CheckOptions, *, built: Built | None = None) -> Outcome:
     """Judge this node (probed) or ``opts.facts`` (recorded, one file per node) against
     every node requirement. ``built``: what ``build(opts.report, ("node",))`` returned, when
@@ -98,6 +117,7 @@ def check_node(opts: CheckOptions, *, built: Built | None = None) -> Outcome:
         from validator.errors import FactsFileError
         from validator.facts.document import load
 
+        facts_files = _node_files(facts_files)
         seen: set[str] = set()
         for p in facts_files:
             real = os.path.realpath(p)
@@ -105,6 +125,12 @@ def check_node(opts: CheckOptions, *, built: Built | None = None) -> Outcome:
                 raise FactsFileError("given twice with --facts", file=str(p))
             seen.add(real)
         docs = [load(p) for p in facts_files]
+        in_folder = {p for p in facts_files if p not in opts.facts}
+        kept = [(p, d) for p, d in zip(facts_files, docs, strict=True)
+                if not (p in in_folder and d["subject"]["kind"] == "cluster")]  # a folder's cluster.json
+        if not kept:
+            raise FactsFileError("no node facts in it, only a cluster document (--facts)", file=str(opts.facts[0]))
+        facts_files, docs = tuple(p for p, _ in kept), [d for _, d in kept]
         for p, d in zip(facts_files, docs, strict=True):
             if d["subject"]["kind"] != "node":
                 raise FactsFileError(f'check evaluates node facts; this document is a {d["subject"]["kind"]} '

@@ -9,7 +9,7 @@ finding). Moved from ``validator/cli/common.py``, which re-exports them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -22,8 +22,8 @@ if TYPE_CHECKING:  # not imported at run time: start-up
     from validator.api.report_options import ReportOptions
     from validator.evaluate.engine import Context
     from validator.facts.document import Document
-    from validator.report.model import JSONValue, Report
-    from validator.rules.rulemodel import RulePack
+    from validator.report.model import Finding, JSONValue, Report, RuleDoc
+    from validator.rules.rulemodel import Rule, RulePack
 
     class RunFields(Protocol):
         """What ``build`` and ``evaluate_documents`` read of their options: a ``ReportOptions``,
@@ -55,12 +55,12 @@ class Built:
     pack: RulePack
 
 
-def build(opts: RunFields, scopes: tuple[str, ...] | None = None,
-          extra_rules: tuple[str, ...] = ()) -> Built:
+def build(opts: RunFields, scopes: tuple[str, ...] | None = None, compare: bool = False) -> Built:
     """Load spec, parameters, facts catalogue and rules; ``scopes`` are those the verb
     evaluates (default: every scope), so ``check --select CKPT`` (job rules only) is a usage
-    error, not a silent "conformant" with nothing checked. ``extra_rules``: IDs of rules the
-    verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too.
+    error, not a silent "conformant" with nothing checked. ``compare``: the verb compares jobs
+    with a second document (``lint --nodes``/``--run``), so the pack's rules with
+    ``against`` are in scope (--select/--ignore may name them); elsewhere they are not.
     ``opts``: a ``ReportOptions`` (or anything with its fields)."""
     from validator.evaluate.engine import Context
     from validator.rules.bundled import load_bundled
@@ -91,7 +91,7 @@ def build(opts: RunFields, scopes: tuple[str, ...] | None = None,
         from validator.rules.loader import load_pack
 
         pack = load_pack(spec, catalogue, pack_path=opts.rules, rules_version=opts.rules_version)
-    in_scope = [r.id for r in pack.rules if r.scope in scopes] + list(extra_rules)
+    in_scope = [r.id for r in pack.rules if r.scope in scopes and (compare or r.against is None)]
     check_prefixes(in_scope, opts.select, opts.ignore,
                    elsewhere={r.id: r.scope for r in pack.rules if r.scope not in scopes})
     if not in_scope:  # an empty custom pack, or one with no rules of this verb's scopes
@@ -114,16 +114,46 @@ def unique_subjects(documents: Iterable[Mapping[str, JSONValue]], labels: Iterab
 
 
 def evaluate_documents(command: str, built: Built, opts: RunFields, documents: list[Document],
-                       sources: list[str], *, extra: dict[str, JSONValue] | None = None) -> Report:
-    """Evaluate facts documents into a Report (waivers applied when given)."""
+                       sources: list[str], *, extra: dict[str, JSONValue] | None = None,
+                       against: Mapping[str, object] | None = None, partial: Iterable[str] = (),
+                       more: Iterable[Finding] = (), more_rules: Iterable[RuleDoc] = (),
+                       fixes: Callable[[tuple[Finding, ...]], tuple[Finding, ...]] | None = None,
+                       extra_of: Callable[[tuple[Finding, ...]], dict[str, JSONValue]] | None = None) -> Report:
+    """Evaluate facts documents into a Report, built once: the engine's findings (with
+    ``against``, the rules that compare a job with its nodes or its run; ``partial``, the
+    subjects judged only on the facts they hold) and ``more`` (findings of no pack rule:
+    ``LINT-00``, described by ``more_rules``), with their fixes (``fixes``: lint's
+    ``validator.jobs.fixes.attach``), waivers applied when given, then ``extra`` and what
+    ``extra_of`` makes of the final findings (each job's verdict)."""
     from validator.evaluate.engine import evaluate
     from validator.facts.document import digest
     from validator.report.model import Report, RequirementDoc, RuleDoc, Subject
     from validator.rules.spec import describe_parameters
 
     ctx, pack = built.ctx, built.pack
-    findings = evaluate(ctx, pack, documents, select=opts.select, ignore=opts.ignore)
-    report = Report(
+    found = evaluate(ctx, pack, documents, select=opts.select, ignore=opts.ignore, against=against,
+                     partial=frozenset(partial))
+    more = list(more)
+    if more:
+        found = sorted((*found, *more), key=lambda f: f.sort_key())
+    findings = tuple(found)
+    if fixes is not None:
+        findings = fixes(findings)
+    extra = dict(extra or {})
+    if opts.waivers is not None:
+        from validator.report.waivers import load_waivers, waive
+
+        findings, waived = waive(findings, load_waivers(opts.waivers, pack, ctx.spec))
+        extra.update(waived)
+    if extra_of is not None:
+        extra.update(extra_of(findings))
+    judged = {f.rule for f in findings}
+
+    def doc(r: Rule) -> RuleDoc:
+        return RuleDoc(r.id, r.requirement, r.id.split(".", 1)[1], pack.level_of(r, ctx.spec), r.scope,
+                       r.summary.strip(), r.why.strip(), r.remediation.strip())
+
+    return Report(
         command=command,
         spec_version=ctx.spec.spec_version,
         tool_version=__version__,
@@ -136,21 +166,14 @@ def evaluate_documents(command: str, built: Built, opts: RunFields, documents: l
             Subject(d["subject"]["name"], d["subject"]["kind"], digest(d), d.get("collected_at"), src)
             for d, src in zip(documents, sources, strict=True)
         ),
-        findings=tuple(findings),
-        rules=tuple(
-            RuleDoc(r.id, r.requirement, r.id.split(".", 1)[1], pack.level_of(r, ctx.spec), r.scope,
-                    r.summary.strip(), r.why.strip(), r.remediation.strip())
-            for r in pack.rules
-        ),
+        findings=findings,
+        # a rule that compares two documents is described where it was judged (lint --nodes/--run)
+        rules=(*(doc(r) for r in pack.rules if r.against is None), *more_rules,
+               *(doc(r) for r in pack.rules if r.against is not None and r.id in judged)),
         requirements=tuple(RequirementDoc(q.id, q.level, q.title, q.statement.strip())
                            for q in ctx.spec.requirements),
-        extra=extra or {},
+        extra=extra,
     )
-    if opts.waivers is not None:
-        from validator.report.waivers import apply_waivers, load_waivers
-
-        report = apply_waivers(report, load_waivers(opts.waivers, pack, ctx.spec))
-    return report
 
 
 def older_note(kind: str, documents: Iterable[tuple[object, Mapping[str, JSONValue]]]) -> str | None:

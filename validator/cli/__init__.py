@@ -21,6 +21,10 @@ from validator.cli.verbs import VERBS as VERBS  # re-exported: the one table of 
 
 def main(argv: list[str] | None = None) -> Any:  # Any: what click's Group.main returns
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] in (["check"], ["cluster"], ["lint"]):
+        from validator.cli.paths import spread
+
+        args = spread(args)  # --facts a.json b.json: a shell glob after one flag
     from validator.cli.group import cli
     from validator.cli.run import run_cli
 

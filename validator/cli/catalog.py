@@ -64,6 +64,10 @@ def requirement_table(built: Built, chosen: list[Rule]) -> str:
     return "\n".join(lines) + "\n"
 
 
+AGAINST_WORDS = {"nodes": "its nodes' facts, given by lint --nodes",
+                 "run": "what NCCL said in its run's logs, given by lint --run"}
+
+
 @rules.command("explain", short_help="What a rule or requirement checks, why, and how to fix it.")
 @click.argument("rule_id")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
@@ -90,7 +94,11 @@ def explain(rule_id: str, spec_version: str, rules_dir: Path | None, rules_versi
     words = describe_rule(built.ctx, r)
     click.echo(f"{r.id}  ({pack.level_of(r, spec)}, {r.scope} scope, requirement {r.requirement})\n")
     click.echo(f"{r.summary.strip()}\n\nWhy: {r.why.strip()}\n\nFix: {r.remediation.strip()}\n")
-    click.echo(f"Expected: {words['expected']}  (reads {fact_words(built.ctx.catalogue, r.fact, r.field)})")
+    if r.against is not None:  # a rule that compares two documents (lint --nodes / --run)
+        reads = f"{fact_words(built.ctx.catalogue, r.fact, r.field)} with " if r.fact else "the job with "
+        click.echo(f"Expected: {words['expected']}  (compares {reads}{AGAINST_WORDS[r.against]})")
+    else:
+        click.echo(f"Expected: {words['expected']}  (reads {fact_words(built.ctx.catalogue, r.fact, r.field)})")
     for text in words["when"]:
         click.echo(f"Applies only where: {text}")
     for text in words["filter"]:

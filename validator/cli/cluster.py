@@ -174,13 +174,19 @@ def _tools(raw: str | None) -> tuple[str, ...]:
     "spec-check cluster --facts DIR).",
 )
 @click.option(
+    "--keep-facts",
+    is_flag=True,
+    help="With -o FILE: keep the facts judged beside the result, in a folder named after it "
+    "(fleet.json -> fleet.facts/), where `lint --nodes fleet.json` reads them.",
+)
+@click.option(
     "--facts",
     "facts_path",
-    type=click.Path(path_type=Path, exists=True),
+    type=click.Path(path_type=Path),  # a missing path is refused as check and lint --nodes refuse it
     multiple=True,
     metavar="FILE|DIR",
-    help="Evaluate saved facts instead of probing (repeatable): a --save-facts directory, "
-    "node facts files (one per host) and/or a cluster facts file.",
+    help="Evaluate saved facts instead of probing: node facts files (one per host; several after one "
+    "--facts, so a shell glob works), a folder of them (a --save-facts directory) and/or a cluster facts file.",
 )
 @click.option(
     "--passes",
@@ -212,18 +218,16 @@ def cluster(
     fabric_interface: str | None,
     cluster_name: str,
     save_facts: Path | None,
+    keep_facts: bool,
     facts_path: tuple[Path, ...],
     passes: str,
     **kwargs: Any,  # Any: the common options as click parsed them (run_options takes them)
 ) -> None:
     """Check a fleet: probe every host, compare them, and optionally measure the fabric.
 
-    \b
-    Examples:
-      spec-check cluster --hosts node[01-16] --measure
-      spec-check cluster --hosts @hosts.txt --ssh-config fleet.conf --format json -o out.json
-      salloc -N 8 spec-check cluster --transport slurm --measure
-      spec-check cluster --facts saved/          # replay --save-facts saved/
+    Inside a Slurm allocation (`salloc -N 8 spec-check cluster --measure`) the hosts are the
+    allocation's; --facts judges saved facts instead of probing (`--save-facts DIR`, or
+    `probe -o` files).
     """
     from validator.api.cluster import replay_cluster, run_cluster
     from validator.cluster.hosts import parse_hosts
@@ -233,10 +237,21 @@ def cluster(
 
     opts = run_options(kwargs)
     built = build(opts.report, ("node", "cluster"))  # bad spec, rules, profile or --set fail before any host is touched
+    if keep_facts:
+        from validator.jobnodes.nodes import kept_facts
+
+        if opts.output is None:
+            raise click.UsageError("--keep-facts keeps the facts beside the result: give -o FILE")
+        if save_facts is not None:
+            raise click.UsageError("--keep-facts and --save-facts both save the facts: give one")
+        save_facts = kept_facts(opts.output)
     if facts_path:
         from validator.report.model import gc_paused
 
         _check_replay_options(click.get_current_context())
+        if keep_facts:
+            assert save_facts is not None
+            _keep_replayed(tuple(facts_path), save_facts)
         replay_opts = ReplayOptions(report=opts.report, facts=tuple(facts_path), cluster_name=cluster_name,
                                     passes=passes)
         with gc_paused():  # the fleet's result is rendered as it was evaluated: without cyclic GC
@@ -367,6 +382,30 @@ def _fabric(
         check_address(addr, "--fabric-address")
         out[host] = (addr, f"--fabric-address {host}={addr}")
     return out
+
+
+def _keep_replayed(paths: tuple[Path, ...], dest: Path) -> None:
+    """``--keep-facts`` of a replay: the facts files it reads, copied (by name) into ``dest``
+    before they are judged (a live run's are written after, as ``--save-facts`` writes them)."""
+    import shutil
+    import sys
+
+    from validator.cluster.replay import facts_files
+
+    files = list(facts_files(paths))
+    names = [f.name for f in files]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        click.echo(f"spec-check: error: {dest}: cannot keep the facts: two files named {twice[0]} "
+                   "(rename one)", err=True)
+        sys.exit(2)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for src in files:
+            shutil.copyfile(src, dest / src.name)
+    except OSError as exc:
+        click.echo(f"spec-check: error: {dest}: cannot keep the facts: {exc.strerror or exc}", err=True)
+        sys.exit(2)
 
 
 def _finish(outcome: FleetOutcome, opts: RunOptions) -> None:

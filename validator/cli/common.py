@@ -84,8 +84,10 @@ def common_options(func: F) -> F:
 def show_option() -> Callable[[F], F]:
     return click.option(
         "--show", "show", multiple=True, type=click.Choice(["passes"]), metavar="passes",
-        help="`--show passes` also lists the checks that passed, one line each; by default a report "
-             "lists the problems and counts the passes in one line.")
+        help="`--show passes` lists every check that passed, in the terminal and Markdown reports: a lint, "
+             "and a report of several subjects (a fleet, a folder of jobs), otherwise show the problems and "
+             "count the rest; a check of one node lists its passes anyway. JSON and the other formats "
+             "always hold every finding.")
 
 
 def baseline_option() -> Callable[[F], F]:

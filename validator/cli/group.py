@@ -20,6 +20,10 @@ def _load(name: str) -> click.Command | None:
             return None  # a verb not built yet in this version
         raise
     command: click.Command = getattr(module, attr)
+    if command.epilog is None:
+        from validator.cli.examples import epilog
+
+        command.epilog = epilog(name)  # the verb's examples, shown by its --help
     return command
 
 

@@ -21,13 +21,16 @@ rules its launcher satisfies (MON-01, REC-02), and a job's files pass or fail to
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from validator.api.lint import lint_documents as lint_documents  # re-exported: tests
 from validator.api.lint import lint_jobs
 from validator.api.options import LintOptions
+
+if TYPE_CHECKING:
+    from validator.api.outcome import LintOutcome
 from validator.cli.common import LiveChoice, call, common_options, finish_outcome, run_options
 from validator.jobs.format_detection import KINDS
 
@@ -83,8 +86,9 @@ from validator.jobs.format_detection import KINDS
     "node_facts",
     multiple=True,
     type=click.Path(path_type=Path, readable=False),
-    help="Node facts the job runs on (repeatable): a `probe -o` file, a folder of them, or a "
-    "`cluster --format json` result. The job's GPUs per node, node count, NCCL_IB_HCA, "
+    help="Node facts the job runs on: `probe -o` files (several after one --nodes, so a shell glob "
+    "works; put the job's paths before it), a folder of them, or a `cluster --format json` result "
+    "(with the facts `--keep-facts` kept beside it, those). The job's GPUs per node, node count, NCCL_IB_HCA, "
     "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, IB pinning and tensor-parallel size are judged "
     "host by host (docs/job-nodes.md).",
 )
@@ -159,7 +163,7 @@ def lint(
     finish_outcome(outcome, opts)
 
 
-def _fix(outcome: Any, *, diff: bool) -> None:
+def _fix(outcome: LintOutcome, *, diff: bool) -> None:
     """``--diff``: the edits as a unified diff on stdout, then exit (1: there are edits).
     ``--fix``: write them; the caller lints again. Bad input: one line each, exit 2."""
     import sys

@@ -79,7 +79,8 @@ def _check_urls(urls: tuple[str, ...]) -> None:
 
 @click.command()
 @click.option("--facts", "facts_files", multiple=True, type=click.Path(path_type=Path),
-              help="Evaluate recorded facts instead of probing (repeatable: one file per node).")
+              help="Evaluate recorded facts instead of probing: `probe -o` files (several after one --facts, "
+                   "so a shell glob works) or a folder of one file per node.")
 @root_options
 @_event_options
 @_scrape_options

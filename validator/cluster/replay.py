@@ -14,7 +14,6 @@ the passes and skips fold (``validator.cluster.fleet``); a small one is itemized
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -23,6 +22,7 @@ from validator.clock import now_utc
 from validator.cluster.rows import FactsFiles, HostSubjects, HostTable
 from validator.lazy import Made
 from validator.rules.rulemodel import Scope
+from validator.values.hostlist import host_names  # shared with lint --nodes (jobnodes/nodes.py)
 
 if TYPE_CHECKING:
     import multiprocessing.pool
@@ -71,37 +71,13 @@ def facts_files(paths: tuple[Path, ...]) -> FactsFiles:
         if path.is_dir():
             names = sorted(p.name for p in path.iterdir() if p.suffix == ".json")
             if not names:
-                raise SpecCheckError("no *.json facts files in this directory", file=str(path))
+                raise SpecCheckError("no *.json node facts in this directory (--facts)", file=str(path))
             files.add(path, names)
+        elif not path.exists():
+            raise SpecCheckError("no such file or directory (--facts)", file=str(path))
         else:
             files.add(path.parent, [path.name])
     return files
-
-
-def host_names(names: Sequence[str], files: Sequence[Path]) -> Sequence[str]:
-    """Each node document's host name, by rule: its subject name (``names[k]``), or, where
-    documents share one, its file name (``files[k]``) without ``.json`` (whatever their
-    order); two files of one name and one subject are refused (exit 2), naming both.
-    Names that are all different come back as given (no copy, no table of them)."""
-    from itertools import pairwise
-
-    from validator.errors import SpecCheckError
-
-    if all(a != b for a, b in pairwise(sorted(names))):
-        return names
-    counts = Counter(names)
-    out = [name if counts[name] == 1 else files[k].stem for k, name in enumerate(names)]
-    if len(set(out)) != len(out):
-        seen: dict[str, Path] = {}
-        for k, final in enumerate(out):
-            if final in seen:
-                raise SpecCheckError(
-                    f'two node facts documents for host "{final}" (the other: {seen[final]}); '
-                    "rename one of the files",
-                    file=str(files[k]),
-                )
-            seen[final] = files[k]
-    return out
 
 
 def _cluster_document(

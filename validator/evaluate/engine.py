@@ -9,6 +9,10 @@ For each subject (a node, a job, the cluster) and each selected rule of that sco
    sides are put in the fact's unit; an unset parameter -> ``skip`` naming ``--set``.
 5. The operator decides pass, or fail (MUST) / warn (SHOULD).
 
+A rule with ``against`` compares a job document with a second document (its nodes' facts,
+its run), given to ``evaluate`` already read: its comparison (``check.op``, a name of
+``validator.jobnodes.pairs.JUDGES``) makes its findings, with the rule's ID, level and texts.
+
 Unknown is never pass: every path that cannot decide ends in ``error`` or ``skip``.
 """
 
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -234,11 +238,19 @@ def _not_gathered(what: str) -> str:
     return f"{what} was not gathered (not in the facts document: re-record it with this version)"
 
 
+def _replayed(f: Fact) -> str:
+    """The skip of a rule on a fact only the live node gives (``live_only``), read from a
+    recording: not applicable here, and why."""
+    return f"replayed facts: {f['error']}"
+
+
 def _from_fact(f: Fact | None, what: str, unit: str | None, name: str,
                info: FactInfo | None = None) -> _Resolved:
     if f is None:
         raise _Undecided(Status.ERROR, _not_gathered(what))
     if "error" in f:
+        if f.get("live_only"):
+            raise _Undecided(Status.SKIP, _replayed(f), f.get("source"))
         raise _Undecided(Status.ERROR, f"{info.label if info is not None else what} could not be read: {f['error']}",
                          f.get("source"))
     own = f.get("unit")
@@ -349,6 +361,10 @@ def _param_values(ctx: Context, name: str) -> dict[str, str]:
 
 def describe_rule(ctx: Context, rule: Rule) -> dict[str, JSONValue]:
     """A rule in words, as findings say it: the expected sentence and each condition's."""
+    if rule.against is not None:  # a comparison of two documents says what it expects
+        from validator.rules.operators import COMPARISONS
+
+        return {"expected": COMPARISONS[rule.check.op].sentence, "when": [], "where": [], "filter": []}
     b = Builder(ctx, rule, "", Level.MUST)
     return {
         "expected": b.static_expected(),
@@ -500,6 +516,8 @@ class Builder:
                 what = f"{self.rule.field} of {item}" if item else self.rule.fact
                 raise _Undecided(Status.ERROR, _not_gathered(what))
             if "error" in fact:
+                if fact.get("live_only"):
+                    raise _Undecided(Status.SKIP, _replayed(fact), fact.get("source"))
                 raise _Undecided(Status.ERROR, f"could not be read: {fact['error']}", fact.get("source"))
             unit = _unit(fact, info)
             actual = _actual(fact, info, self.rule.field or self.rule.fact)
@@ -676,6 +694,9 @@ def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Fi
         out.append(b.make(u.status, b.static_expected(), u.reason, source=u.source))
         return
     fact = facts.get(name)
+    if fact is not None and "error" in fact and fact.get("live_only"):
+        out.append(b.make(Status.SKIP, b.static_expected(), _replayed(fact), fact=fact))
+        return
     if fact is not None and "error" in fact:
         # the fact's own reason ("cannot list .../ports"), not a complaint about its shape
         out.append(b.make(Status.ERROR, b.static_expected(),
@@ -812,13 +833,24 @@ def _aggregate(b: Builder, fact: Fact, members: list[dict[str, JSONValue]],
 
 
 def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, JSONValue]], *,
-             select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> list[Finding]:
-    """Every finding of every selected rule on every subject, sorted for determinism."""
+             select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+             against: Mapping[str, object] | None = None, partial: Collection[str] = ()) -> list[Finding]:
+    """Every finding of every selected rule on every subject, sorted for determinism.
+
+    ``against``: the second documents of the run by name (``nodes``, ``run``:
+    ``validator.jobnodes.pairs.sides``); a rule with ``against`` is judged on each job
+    document when its second document is given, and makes no finding otherwise (a lint
+    without ``--nodes`` does not compare with nodes). ``partial``: the subjects whose
+    documents hold only some facts (a run judged alone): on them, only the rules whose
+    facts they hold are judged (a run shows no config: the config rules are not judged,
+    not failed)."""
     rules = [r for r in pack.rules if is_selected(r.id, select, ignore)]
     levels = {r.id: pack.level_of(r, ctx.spec) for r in rules}
+    pairs = [r for r in rules if r.against is not None and against and r.against in against]
     by_scope: dict[str, list[Rule]] = {}
     for r in rules:
-        by_scope.setdefault(r.scope, []).append(r)
+        if r.against is None:
+            by_scope.setdefault(r.scope, []).append(r)
     builders = {scope: [Builder(ctx, r, "", levels[r.id]) for r in rs] for scope, rs in by_scope.items()}
     findings: list[Finding] = []
     with gc_paused():
@@ -826,8 +858,32 @@ def evaluate(ctx: Context, pack: RulePack, documents: Iterable[Mapping[str, JSON
             subject = doc["subject"]
             facts = doc["facts"]
             answers: dict[Hashable, _Answer] = {}
+            held = facts.keys() if partial and subject["name"] in partial else None
             for b in builders.get(subject["kind"], ()):
+                if held is not None and not _needs(b.rule) <= held:
+                    continue
                 b.subject = subject["name"]
                 evaluate_rule(b, subject["kind"], facts, findings, answers)
+            if pairs and subject["kind"] == "job":
+                findings += _pair_findings(ctx, pairs, levels, doc, against or {})
         findings.sort(key=Finding.sort_key)  # a key tuple per finding: still no GC passes
     return findings
+
+
+def _needs(rule: Rule) -> set[str]:
+    """The facts a rule reads to be judged at all: its own, and its ``when`` conditions'."""
+    return {rule.fact, *(c.fact for c in rule.when if c.fact)}
+
+
+def _pair_findings(ctx: Context, rules: list[Rule], levels: Mapping[str, Level], doc: Mapping[str, JSONValue],
+                   against: Mapping[str, object]) -> list[Finding]:
+    """The findings of the rules that compare this job document with a second document
+    (its nodes' facts, its run): each rule's comparison (``check.op``) decides, with the
+    rule's own ID, level, summary and remediation."""
+    from validator.jobnodes.pairs import judge
+    from validator.jobnodes.rules import RuleText
+
+    out: list[Finding] = []
+    for r in rules:
+        out += judge(RuleText.of(r, levels[r.id]), r.check.op, dict(doc), against[str(r.against)], ctx.params)
+    return out

@@ -55,11 +55,15 @@ def value(v: JSONValue, *, unit: str | None = None, source: str | None = None,
     return out
 
 
-def error(reason: str, *, source: str | None = None) -> Fact:
-    """A fact that could not be gathered, with the reason (never an empty string)."""
+def error(reason: str, *, source: str | None = None, live_only: bool = False) -> Fact:
+    """A fact that could not be gathered, with the reason (never an empty string).
+    ``live_only``: it can be read only on the live node (an exporter's /metrics), not from the
+    trees a recording reads; a rule on it is then a skip saying so, never an error."""
     out: Fact = {"error": reason or "unknown error"}
     if source:
         out["source"] = source
+    if live_only:
+        out["live_only"] = True
     return out
 
 
@@ -171,6 +175,8 @@ def _check_fact(name: str, fact: object, where: str, *, in_item: bool = False) -
     for key in ("error", "unit", "source"):
         if key in fact and not isinstance(fact[key], str):
             raise FactsFileError(f'fact "{name}": {key} must be a string', file=where)
+    if "live_only" in fact and (fact["live_only"] is not True or "error" not in fact):
+        raise FactsFileError(f'fact "{name}": live_only must be true, and only on an error', file=where)
     loc = fact.get("location")
     if loc is not None and (not isinstance(loc, dict) or not isinstance(loc.get("file"), str)
                             or not isinstance(loc.get("line"), (int, type(None)))

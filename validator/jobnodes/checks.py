@@ -11,13 +11,13 @@ exactly one failing finding.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.jobnodes import ncclenv
 from validator.jobnodes.nodes import Node, hostlist
-from validator.jobnodes.rules import RULES
+from validator.jobnodes.rules import RuleText, texts
 from validator.rules.rulemodel import Level
 
 if TYPE_CHECKING:
@@ -99,13 +99,13 @@ def _grouped(per_host: dict[str, str]) -> str:
 class Judge:
     """Makes the findings of one job against one fleet."""
 
-    def __init__(self, doc: dict[str, JSONValue], nodes: Sequence[Node], levels: dict[str, Level],
+    def __init__(self, doc: dict[str, JSONValue], nodes: Sequence[Node], rules: Mapping[str, RuleText],
                  declared: tuple[int, str] | None = None):
         self.declared = declared  # nvlink_domain_size given by --set or a profile, and how
         self.doc = doc
         self.subject = doc["subject"]["name"]
         self.nodes = list(nodes)
-        self.levels = levels
+        self.rules = rules  # the pack's words per rule, by the ID each check below gives
         self.env = job_env(doc)
         self.findings: list[Finding] = []
 
@@ -114,18 +114,24 @@ class Judge:
                  observed: str | None = None, source: str | None = None, value: JSONValue = None) -> None:
         from validator.report.model import Finding
 
-        r = RULES[rule_id]
+        r = self.rules[rule_id]
         self.findings.append(Finding(
-            rule=rule_id, requirement=r.requirement, level=self.levels.get(r.requirement, Level.MUST),
+            rule=r.id, requirement=r.requirement, level=r.level,
             status=status, subject=self.subject, expected=expected, message=message,
             remediation=r.remediation, observed=observed, value=value, source=source,
             location=ask.location() if ask else None,
         ))
 
+    def failed(self, rule_id: str) -> Status:
+        """A mismatch: fail for a MUST rule, warn for a SHOULD one (the pack's level)."""
+        from validator.report.model import Status
+
+        return Status.FAIL if self.rules[rule_id].level == Level.MUST else Status.WARN
+
     def skip(self, rule_id: str, reason: str, ask: Ask | None = None) -> None:
         from validator.report.model import Status
 
-        self._finding(rule_id, Status.SKIP, expected=RULES[rule_id].summary, message=reason, ask=ask)
+        self._finding(rule_id, Status.SKIP, expected=self.rules[rule_id].summary, message=reason, ask=ask)
 
     def per_host(self, rule_id: str, ask: Ask, expected: str, facts: str,
                  judge: Callable[[Node], Verdict], what: str) -> None:
@@ -152,8 +158,7 @@ class Judge:
         if unknown:
             tail = f"; not compared on {_grouped(unknown)}"
         if bad:
-            level = self.levels.get(RULES[rule_id].requirement, Level.MUST)
-            status = Status.FAIL if level == Level.MUST else Status.WARN
+            status = self.failed(rule_id)
             fine = f"; {hostlist(ok)} fit" if ok else ""
             self._finding(rule_id, status, expected=expected, ask=ask,
                           message=f"{ask.cited()}: {what} on {hostlist(bad)} ({_grouped(bad)}){fine}{tail}",
@@ -188,7 +193,7 @@ class Judge:
             self.skip(rid, "the job sets no tensor, pipeline or context parallel size")
             return
         if isinstance(ask.value, _Err) or not isinstance(ask.value, int) or ask.value < 1:
-            self._finding(rid, Status.ERROR, expected=RULES[rid].summary, ask=ask,
+            self._finding(rid, Status.ERROR, expected=self.rules[rid].summary, ask=ask,
                           message=f"the model-parallel size could not be read: {ask.value}")
             return
         size = ask.value
@@ -206,7 +211,7 @@ class Judge:
         src = f"{hostlist(n.host for n in self.nodes)}: gpu.count (sum over the nodes given)"
         expected = f"at most the fleet's GPUs ({size} needed by one replica)"
         if size > total and not unknown:
-            self._finding(rid, Status.WARN if self.levels.get("TOPO-03") == Level.SHOULD else Status.FAIL,
+            self._finding(rid, self.failed(rid),
                           expected=expected, ask=ask, observed=f"{total} GPUs", value=total, source=src,
                           message=f"{ask.cited()}: one replica needs {size} GPUs; the nodes given have {total} "
                                   f"({_grouped({h: f'{c} GPUs' for h, c in counts.items()})})")
@@ -230,7 +235,7 @@ class Judge:
             self.skip(rule_id, f"the job does not say its {what} ({name} is not set)")
             return None
         if isinstance(ask.value, _Err) or not isinstance(ask.value, int) or isinstance(ask.value, bool):
-            self._finding(rule_id, Status.ERROR, expected=RULES[rule_id].summary, ask=ask,
+            self._finding(rule_id, Status.ERROR, expected=self.rules[rule_id].summary, ask=ask,
                           message=f"the job's {what} could not be read: {ask.value}")
             return None
         return ask
@@ -265,7 +270,7 @@ class Judge:
         hosts = hostlist(n.host for n in self.nodes)
         src = f"--nodes: {have} node{'s' if have != 1 else ''} ({hosts})"
         if ask.value > have:
-            self._finding(rid, Status.FAIL, expected=f"at most the {have} nodes given", ask=ask,
+            self._finding(rid, self.failed(rid), expected=f"at most the {have} nodes given", ask=ask,
                           message=f"{ask.cited()}: the fleet given has {have} ({hosts})",
                           observed=f"{ask.value} nodes asked", source=src, value=ask.value)
         else:
@@ -364,7 +369,6 @@ class Judge:
                       f"({ncclenv.IF_SOURCE})", "net.interfaces", judge, "matches no up interface")
 
     def gid_index(self) -> None:
-        from validator.report.model import Status
 
         rid = "NET-02.job-ib-gid-index-unusable"
         ask = self.env.get("NCCL_IB_GID_INDEX")
@@ -376,7 +380,7 @@ class Judge:
             return
         idx = ncclenv.gid_index(ask.value)
         if idx is None:
-            self._finding(rid, Status.FAIL, expected="an integer GID index (-1: automatic)", ask=ask,
+            self._finding(rid, self.failed(rid), expected="an integer GID index (-1: automatic)", ask=ask,
                           message=f"{ask.cited()}: not an integer", observed=repr(ask.value),
                           source=ncclenv.GID_SOURCE)
             return
@@ -435,7 +439,7 @@ class Judge:
         if isinstance(ask.value, _Err) or not isinstance(ask.value, int) or ask.value < 1:
             from validator.report.model import Status
 
-            self._finding(rid, Status.ERROR, expected=RULES[rid].summary, ask=ask,
+            self._finding(rid, Status.ERROR, expected=self.rules[rid].summary, ask=ask,
                           message=f"the tensor-parallel size could not be read: {ask.value}")
             return
         tp = ask.value
@@ -503,5 +507,7 @@ def nvlink_domain(n: Node, declared: tuple[int, str] | None = None) -> tuple[int
 
 def judge_job(doc: dict[str, JSONValue], nodes: Sequence[Node], levels: dict[str, Level],
               declared: tuple[int, str] | None = None) -> list[Finding]:
-    """Every finding of one job document against ``nodes``."""
-    return Judge(doc, nodes, levels, declared).run()
+    """Every finding of one job document against ``nodes``, under the bundled pack's rules
+    (``levels``: requirement -> level). A run judges rule by rule in the engine
+    (``validator.jobnodes.pairs``)."""
+    return Judge(doc, nodes, texts(levels), declared).run()

@@ -1,8 +1,10 @@
 """What NCCL really used, from a run's ``NCCL_DEBUG=INFO`` lines.
 
 ``parse(sources)`` is pure: lines in (``(file, lines)`` pairs), structured evidence out,
-one ``Process`` per NCCL process (host and pid), with the line each fact came from.
-``findings(evidence, ...)`` judges it for NET-02. The line shapes are NCCL's own
+one ``Process`` per NCCL process (host and pid), with the line each fact came from; a
+``Parser`` takes them file by file, as the run's one reader (``validator.runs.measure``)
+reads the logs. ``findings(evidence, ...)`` judges it for NET-02 and PLAT-01 (the rules
+with ``against: run``, which the engine calls through ``validator.jobnodes.pairs``). The line shapes are NCCL's own
 (NVIDIA/nccl@5067397c, ``src/debug.cc``: ``host:pid:tid [cudaDev] NCCL INFO msg``,
 warnings ``[time] host:pid:tid [cudaDev] file:line NCCL WARN msg``), as the real runs in
 ``shared/recordings/h200-node/nccl_info_*.log`` and the public issue threads in
@@ -30,7 +32,7 @@ srun's ``0:``, a timestamp) are allowed before the host.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from validator.jobnodes.nodes import Node
+    from validator.jobnodes.rules import RuleText
     from validator.report.model import Finding, JSONValue, Status
 
 _PREFIX = r"^(?:\[[^\]]*\](?:<std(?:out|err)>)?:?\s*|\d+:\s+)*"
@@ -124,14 +127,18 @@ class Evidence:
     bare_versions: list[Seen]
 
 
-def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
-    """Every NCCL line of every ``(file, lines)`` pair, by process."""
-    procs: dict[tuple[str, int], Process] = {}
-    files: list[str] = []
-    count = 0
-    bare: list[Seen] = []
-    for file, lines in sources:
-        files.append(file)
+class Parser:
+    """NCCL lines fed file by file (``feed``), as a run's reader reads them once; the
+    evidence so far by process (``evidence``)."""
+
+    def __init__(self) -> None:
+        self.procs: dict[tuple[str, int], Process] = {}
+        self.files: list[str] = []
+        self.count = 0
+        self.bare: list[Seen] = []
+
+    def feed(self, file: str, lines: Iterable[str]) -> None:
+        self.files.append(file)
         for no, raw in enumerate(lines, 1):
             text = raw.rstrip("\r\n")
             if "NCCL" not in text:
@@ -140,15 +147,33 @@ def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
             if m is None:
                 b = BARE_VERSION.match(text)
                 if b:
-                    bare.append(Seen(b.group("v"), file, no, text[:200]))
+                    self.bare.append(Seen(b.group("v"), file, no, text[:200]))
                 continue
-            count += 1
+            self.count += 1
             key = (m.group("host"), int(m.group("pid")))
-            p = procs.setdefault(key, Process(*key))
+            p = self.procs.setdefault(key, Process(*key))
             p.devices.add(int(m.group("dev")))
             _read(p, m.group("level"), m.group("msg"), Seen(None, file, no, text[:200]))
-    return Evidence(files, sorted(procs.values(), key=lambda p: (p.host, min(p.ranks, default=1 << 30), p.pid)),
-                    count, bare)
+
+    def evidence(self) -> Evidence:
+        procs = sorted(self.procs.values(), key=lambda p: (p.host, min(p.ranks, default=1 << 30), p.pid))
+        return Evidence(list(self.files), procs, self.count, list(self.bare))
+
+
+def parse(sources: Iterable[tuple[str, Iterable[str]]]) -> Evidence:
+    """Every NCCL line of every ``(file, lines)`` pair, by process."""
+    parser = Parser()
+    for file, lines in sources:
+        parser.feed(file, lines)
+    return parser.evidence()
+
+
+def mentions(text: str) -> bool:
+    """Whether ``text`` (a file's first bytes) holds an NCCL line of the shapes above: a
+    run's reader reads such a file as a log (``validator.runs.sniff``)."""
+    if "NCCL" not in text:
+        return False
+    return any(LINE.match(line) or BARE_VERSION.match(line) for line in text.splitlines() if "NCCL" in line)
 
 
 def _read(p: Process, level: str, msg: str, at: Seen) -> None:
@@ -219,29 +244,38 @@ def _names(procs: Sequence[Process]) -> str:
     return ", ".join(parts)
 
 
-def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequence[Node] = (),
-             run: str = "--run") -> list[Finding]:
+def findings(ev: Evidence, subject: str, levels: Mapping[str, Level], nodes: Sequence[Node] = (),
+             run: str = "--run", *, rules: Mapping[str, RuleText] | None = None) -> list[Finding]:
     """NET-02 from the run: sockets used (fail), transports that differ between ranks
     otherwise (fail), or why the log cannot tell (error / skip). PLAT-01 where NCCL
     refused ranks sharing a GPU (its "Duplicate GPU detected" warning; no finding
-    when the log has none)."""
-    from validator.jobnodes.rules import RULES
+    when the log has none). ``rules``: the pack's words for the rules to judge, by the ID
+    each finding below gives (only those are made); without it, every bundled rule, at
+    the level ``levels`` gives its requirement."""
+    from validator.jobnodes.rules import texts
     from validator.report.model import Finding, Location, Status
 
+    if rules is None:
+        rules = texts(levels)
     out: list[Finding] = []
 
     def make(rid: str, status: Status, message: str, *, at: Seen | None = None, observed: str | None = None,
              expected: str = "", value: JSONValue = None) -> None:
-        req = RULES[rid].requirement
+        r = rules.get(rid)
+        if r is None:  # a rule this call does not judge
+            return
         out.append(Finding(
-            rule=rid, requirement=req, level=levels.get(req, Level.MUST), status=status, subject=subject,
-            expected=expected or RULES[rid].summary, message=message, remediation=RULES[rid].remediation,
+            rule=r.id, requirement=r.requirement, level=r.level, status=status, subject=subject,
+            expected=expected or r.summary, message=message, remediation=r.remediation,
             observed=observed, value=value, source=f"NCCL_DEBUG=INFO log ({run})",
             location=Location(at.file, at.line, at.text) if at else None))
 
-    level = levels.get("NET-02", Level.MUST)
+    def level_of(rid: str) -> Level:
+        r = rules.get(rid)
+        return r.level if r is not None else Level.MUST
+
     used, mixed = "NET-02.run-used-sockets", "NET-02.run-mixed-transports"
-    _shared_gpus(ev, nodes, make, Status.FAIL if levels.get("PLAT-01", Level.MUST) == Level.MUST else Status.WARN)
+    _shared_gpus(ev, nodes, make, Status.FAIL if level_of("PLAT-01.run-ranks-share-gpu") == Level.MUST else Status.WARN)
     if not ev.processes:
         why = (f"no NCCL_DEBUG=INFO lines in {', '.join(ev.files) or run}: the transport NCCL used "
                "is not known from this run")
@@ -259,7 +293,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequen
         rest = f"; {_names(others)} used {', '.join(sorted({str(p.transport()) for p in others}))}" if others else ""
         none = next((p.ib_none for p in sock if p.ib_none), None)
         after = f' after "NET/IB : No device found." ({none.file}:{none.line})' if none else ""
-        make(used, Status.FAIL if level == Level.MUST else Status.WARN,
+        make(used, Status.FAIL if level_of(used) == Level.MUST else Status.WARN,
              f"NCCL used TCP sockets on {_names(sock)}: \"{where.text.strip() if where else ''}\"{after}{fab}{rest}",
              at=where, observed="Socket", expected="an RDMA transport (NCCL 'Using network IB')",
              value=[p.name for p in sock])
@@ -277,7 +311,7 @@ def findings(ev: Evidence, subject: str, levels: dict[str, Level], nodes: Sequen
         make(mixed, Status.SKIP, "fewer than two ranks said which network they used: nothing to compare")
     elif len(kinds - {"socket"}) > 1:
         groups = "; ".join(f"{k}: {_names([p for p in known if str(p.transport()) == k])}" for k in sorted(kinds))
-        make(mixed, Status.FAIL if level == Level.MUST else Status.WARN,
+        make(mixed, Status.FAIL if level_of(mixed) == Level.MUST else Status.WARN,
              f"the ranks used different transports: {groups}",
              at=known[0].network, observed=", ".join(sorted(kinds)), value=sorted(kinds))
     elif len(kinds) > 1:
@@ -358,12 +392,19 @@ def _fabric(nodes: Sequence[Node]) -> str:
 
 
 def read_run(paths: Sequence[str | os.PathLike[str]], cap: int = 64 * 1024 * 1024) -> Evidence:
-    """Every regular file under the ``--run`` paths (a folder walked in name order),
-    streamed line by line; files that hold no NCCL line add nothing. Files are told by
+    """Every regular file under ``paths`` (a folder walked in name order), read through
+    ``validator.io.safeio``; files that hold no NCCL line add nothing. Files are told by
     content (the NCCL line shape), never by name; a file with a NUL byte in its first
-    8 KiB is binary (TensorBoard events, checkpoints) and is not read further. A file
-    over ``cap`` bytes is read up to the cap."""
+    8 KiB is binary (TensorBoard events, checkpoints), and a file over ``cap`` bytes or one
+    that cannot be read adds nothing.
+
+    For a folder of NCCL logs alone (the tests, a caller outside a lint run). ``lint
+    --run`` does not call it: the run's one reader (``validator.runs.measure.read_runs``)
+    feeds the logs it reads to a ``Parser``."""
+    import io
     from pathlib import Path
+
+    from validator.io.safeio import InputError, read_bytes
 
     files: list[Path] = []
     for p in map(Path, paths):
@@ -373,18 +414,12 @@ def read_run(paths: Sequence[str | os.PathLike[str]], cap: int = 64 * 1024 * 102
             files.append(p)
 
     def lines(f: Path) -> Iterable[str]:
-        read = 0
         try:
-            with open(f, "rb") as head:
-                if b"\0" in head.read(8192):
-                    return  # a binary file (event file, checkpoint): no NCCL text lines
-            with open(f, encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    read += len(line)
-                    if read > cap:
-                        return
-                    yield line
-        except OSError:
-            return
+            raw = read_bytes(f, cap=cap, what="log")
+        except InputError:
+            return []
+        if b"\0" in raw[:8192]:
+            return []  # a binary file (event file, checkpoint): no NCCL text lines
+        return io.StringIO(raw.decode("utf-8", errors="replace"), newline=None)  # lines as open() splits them
 
     return parse((str(f), lines(f)) for f in files)

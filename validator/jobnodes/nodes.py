@@ -7,19 +7,22 @@ Three inputs, each read by the readers the rest of spec-check uses:
 * a folder of them (``cluster --save-facts``, or files gathered by hand): every ``*.json``
   in it, by name; the folder's ``cluster.json`` (a cluster document derived from the
   node documents beside it) adds no node and is passed over;
-* a ``spec-check cluster`` result (``--format json``): it holds verdicts, not facts, so
+* a ``spec-check cluster`` result (``--format json``) kept with its facts (``cluster -o
+  RESULT --keep-facts``): the facts in the folder beside it (``kept_facts``);
+* a ``spec-check cluster`` result alone: it holds verdicts, not facts, so
   only what its findings show per host is known (GPU count from PLAT-01, RDMA ports and
   their state from NET-02, NVLink per GPU from NET-03); everything else is *unknown*
   for those hosts, and the checks that need it say so (an ``error`` finding), never pass.
   A result of another spec version is refused: its verdicts answer another spec.
 
-Hosts are named by their subject name, as ``cluster --facts`` names them; two documents
-of one host are refused.
+Hosts are named as ``cluster --facts`` names them: by their subject name, or by file name
+where documents share one; two files of one name for one host are refused.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,8 +97,8 @@ def _result_nodes(doc: dict[str, JSONValue], path: Path, spec_version: str) -> l
         elif rule == "NET-03.no-nvlink" and f.get("item") and f.get("value") is not None:
             nvlinks[host][f["item"]] = {"nvlink_count": value(f["value"], source=src)}
     out = []
-    unknown_note = ("a cluster result holds verdicts, not facts: {} is not in it "
-                    "(pass the node facts, `spec-check cluster --save-facts DIR`)")
+    unknown_note = ("a cluster result holds verdicts, not facts: {} is not in it (pass the node facts instead: "
+                    "`spec-check probe -o FILE` files, or the folder `spec-check cluster --save-facts DIR` wrote)")
     for h in hosts:
         facts: dict[str, JSONValue] = {}
         unknown: dict[str, str] = {}
@@ -122,6 +125,12 @@ def _result_nodes(doc: dict[str, JSONValue], path: Path, spec_version: str) -> l
     return out
 
 
+def kept_facts(result: Path) -> Path:
+    """Where ``cluster -o RESULT --keep-facts`` keeps the facts it judged: beside the result,
+    its name with ``.facts`` (``fleet.json`` -> ``fleet.facts/``)."""
+    return result.with_suffix(".facts")
+
+
 def _read_one(path: Path, spec_version: str) -> list[Node]:
     """The nodes of one file: a node document, a cluster result; a cluster facts document
     (``cluster.json`` of a saved-facts folder) gives none."""
@@ -139,6 +148,10 @@ def _read_one(path: Path, spec_version: str) -> list[Node]:
         peek = None
     schema = peek.get("schema") if isinstance(peek, dict) else None
     if isinstance(schema, str) and schema.startswith("spec-check/result/"):
+        kept = kept_facts(path)
+        if kept.is_dir():  # `cluster -o RESULT --keep-facts`: the facts it judged, not its verdicts
+            files = sorted(q for q in kept.iterdir() if q.suffix == ".json" and q.is_file())
+            return [n for f in files for n in _read_one(f, spec_version)]
         return _result_nodes(peek, path, spec_version)
     doc = document.parse(raw, str(path))  # a clear one-line error for anything else
     kind = doc["subject"]["kind"]
@@ -185,17 +198,25 @@ def read_nodes(paths: Sequence[Path], spec_version: str) -> list[Node]:
     if not nodes:
         raise SpecCheckError("no node facts in it, only a cluster document (--nodes)",
                              file=str(paths[0]) if paths else None)
+    # hosts named as `cluster --facts` names them: the subject name, or the file's name where
+    # node documents share one (synthesized or copied recordings); a file given twice is one
+    from validator.values.hostlist import host_names
+
+    once = list({(n.host, os.path.realpath(n.file)): n for n in nodes}.values())
+    facts = [n for n in once if n.origin == "facts"]
+    for n, name in zip(facts, host_names([n.host for n in facts], [Path(n.file) for n in facts]), strict=True):
+        n.host = name
     seen: dict[str, str] = {}
-    for n in nodes:
-        if n.host in seen and seen[n.host] != n.file:
-            raise SpecCheckError(f'two node facts documents for host "{n.host}" (the other: {seen[n.host]})',
-                                 file=n.file)
-        seen.setdefault(n.host, n.file)
-    return sorted({n.host: n for n in nodes}.values(), key=lambda n: n.host)
+    for n in once:
+        if n.host in seen:
+            raise SpecCheckError(f'two node facts documents for host "{n.host}" (the other: {seen[n.host]}); '
+                                 "rename one of the files", file=n.file)
+        seen[n.host] = n.file
+    return sorted(once, key=lambda n: n.host)
 
 
 def hostlist(names: Iterable[str]) -> str:
     """Hosts as a Slurm host list (``dgx[01-03,07]``)."""
-    from validator.cluster.hosts import compress
+    from validator.values.hostlist import compress
 
     return compress(sorted(set(names)))

@@ -1,10 +1,15 @@
-"""The rules ``lint --nodes`` and ``lint --run`` add: one per mismatch between a job and
-its nodes, each under the requirement it serves (the spec's requirement IDs; no new requirement).
+"""What a two-document finding takes from its rule: pack data, never code.
 
-They are code, not rule-pack YAML: each compares two documents (the job's and every
-node's), which the pack's closed set of operators over one subject cannot express. Their
-descriptions travel in the report like the pack's (``RuleDoc``), so SARIF, HTML and
-``--select/--ignore`` treat them alike.
+The rules ``lint --nodes`` and ``lint --run`` judge are rule-pack entries like every other
+(``rules/v1.1/job_pairs.yaml``: ``against: nodes`` or ``against: run``, ``check.op`` a
+comparison of ``validator.rules.operators.COMPARISONS``), so ``rules list/explain`` show
+them, ``--select/--ignore``, waivers and baselines treat them alike, and the engine
+evaluates them. Their ID, requirement, level, summary and remediation reach the findings
+as a ``RuleText``; the comparison (``validator.jobnodes.pairs``) decides the status and
+says what it saw.
+
+``RULES`` (the bundled pack's two-document rules, by ID) and ``texts`` serve callers that
+judge outside a run (the tests, ``checks.judge_job``): the pack is loaded on first use.
 """
 
 from __future__ import annotations
@@ -12,125 +17,55 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from validator.rules.rulemodel import Level, Scope
+from validator.rules.rulemodel import Level
 
 if TYPE_CHECKING:
-    from validator.report.model import RuleDoc
+    from collections.abc import Mapping
+
+    from validator.rules.rulemodel import Rule
 
 
 @dataclass(frozen=True)
-class JobNodeRule:
+class RuleText:
+    """The pack's words for one rule, and its level under the spec the run checks."""
+
     id: str
+    requirement: str
+    level: Level
     summary: str
-    why: str
     remediation: str
 
-    @property
-    def requirement(self) -> str:
-        return self.id.split(".", 1)[0]
-
-    @property
-    def name(self) -> str:
-        return self.id.split(".", 1)[1]
+    @classmethod
+    def of(cls, rule: Rule, level: Level) -> RuleText:
+        return cls(rule.id, rule.requirement, level, rule.summary.strip(), rule.remediation.strip())
 
 
-RULES = {
-    r.id: r
-    for r in (
-        JobNodeRule(
-            "PLAT-01.job-gpus-per-node-exceed-node",
-            "The job starts more GPU processes per node than a node has GPUs",
-            "A rank without its own GPU shares one (out of memory, or NCCL refuses two ranks on one "
-            "GPU) or the launcher fails; on a mixed fleet only the smaller nodes break.",
-            "Lower the processes / GPUs per node (torchrun --nproc-per-node, --gpus-per-node, devices) "
-            "to the nodes' GPU count, or run on nodes that have as many GPUs (exclude the named hosts).",
-        ),
-        JobNodeRule(
-            "PLAT-02.job-nodes-exceed-fleet",
-            "The job asks for more nodes than the fleet given to --nodes",
-            "A job sized for more nodes than exist waits in the queue forever, or its rendezvous "
-            "never completes.",
-            "Lower the node count (--nodes, --nnodes, num_nodes, replicas) to the fleet's size, or "
-            "pass the facts of every node the job will run on.",
-        ),
-        JobNodeRule(
-            "NET-02.job-ib-hca-not-on-nodes",
-            "NCCL_IB_HCA names an HCA or port the nodes do not have ACTIVE",
-            "NCCL keeps only ACTIVE ports that NCCL_IB_HCA matches; a name that matches none leaves "
-            "that rail unused, and when no port is left NCCL silently falls back to TCP sockets.",
-            "Set NCCL_IB_HCA to the nodes' HCAs (see `ibv_devinfo` or the node facts' rdma.ports), "
-            "or leave it unset so that NCCL uses every ACTIVE port.",
-        ),
-        JobNodeRule(
-            "NET-02.job-socket-ifname-not-on-nodes",
-            "NCCL_SOCKET_IFNAME matches no up interface of a node",
-            "NCCL bootstraps over the interfaces NCCL_SOCKET_IFNAME matches; with none, every rank "
-            "fails at init with 'Bootstrap : no socket interface found'.",
-            "Set NCCL_SOCKET_IFNAME to a prefix of the nodes' up interfaces (the node facts' "
-            "net.interfaces), or a list of them.",
-        ),
-        JobNodeRule(
-            "NET-02.job-ib-gid-index-unusable",
-            "NCCL_IB_GID_INDEX cannot be used on the nodes' RoCE ports",
-            "On RoCE NCCL uses the GID index it is given instead of finding the RoCE v2 one; a "
-            "wrong index fails the connection ('incorrect GID index forced by NCCL_IB_GID_INDEX').",
-            "Leave NCCL_IB_GID_INDEX unset (-1: NCCL picks the RoCE v2 GID) or set it to an index "
-            "every node's ports have (`show_gids`).",
-        ),
-        JobNodeRule(
-            "NET-02.job-expects-ib-no-active-port",
-            "The job asks for the IB transport on a node with no ACTIVE RDMA port",
-            "NCCL_NET=IB makes NCCL fail at init where no port is ACTIVE; NCCL_IB_DISABLE=0 lets "
-            "it fall back to TCP sockets silently, far below the fabric's bandwidth.",
-            "Bring the nodes' RDMA ports up (ibstat), or run on nodes with an ACTIVE fabric.",
-        ),
-        JobNodeRule(
-            "TOPO-03.job-tensor-parallel-exceeds-node-nvlink",
-            "A tensor-parallel group does not fit in the nodes' NVLink domain",
-            "Tensor parallelism runs collectives in every layer; a group larger than a node's "
-            "NVLink domain (or one that straddles two) sends them over the network.",
-            "Keep the tensor-parallel size a divisor of the GPUs per NVLink domain the nodes have "
-            "and move the rest of the model parallelism to pipeline or context parallelism.",
-        ),
-        JobNodeRule(
-            "TOPO-03.job-model-parallel-exceeds-fleet",
-            "One model replica (tensor x pipeline x context parallel) needs more GPUs than the fleet has",
-            "A replica that does not fit in the GPUs of the nodes given cannot start: the parallel "
-            "layout asks for GPUs the fleet does not have.",
-            "Lower the tensor, pipeline or context parallel sizes so that their product fits in the "
-            "fleet's GPUs, or run on more nodes (and pass their facts).",
-        ),
-        JobNodeRule(
-            "PLAT-01.run-ranks-share-gpu",
-            "NCCL found two ranks of one host on one GPU (\"Duplicate GPU detected\")",
-            "NCCL allows one rank per GPU per communicator: more processes on a node than it has "
-            "GPUs (or ranks that pick the same device) fail at init with ncclInvalidUsage.",
-            "Start at most one process per GPU (torchrun --nproc-per-node up to the node's GPU "
-            "count) and have each rank select its own device (torch.cuda.set_device(LOCAL_RANK)).",
-        ),
-        JobNodeRule(
-            "NET-02.run-used-sockets",
-            "NCCL used TCP sockets where the nodes have an RDMA fabric",
-            "NCCL falls back to sockets silently when it finds no usable IB device (a wrong "
-            "NCCL_IB_HCA, a missing driver in the container); the job runs at a fraction of the "
-            "fabric's bandwidth.",
-            "Find why NCCL found no IB device (its 'NET/IB' lines; NCCL_IB_HCA; the container's "
-            "/dev/infiniband and libibverbs), then pin NCCL_NET=IB so that a fallback fails loudly.",
-        ),
-        JobNodeRule(
-            "NET-02.run-mixed-transports",
-            "The ranks of one run used different network transports",
-            "A collective runs at the speed of its slowest link: one rank on sockets slows every "
-            "rank on IB.",
-            "Make every node's fabric and environment alike (the named hosts and ranks differ).",
-        ),
-    )
-}
+def bundled(spec_version: str = "1.0") -> dict[str, Rule]:
+    """The two-document rules of the bundled pack a run of ``spec_version`` uses, by ID."""
+    from validator.rules.loader import load_pack
+    from validator.rules.spec import load_fact_catalogue, load_spec
+
+    spec = load_spec(spec_version)
+    pack = load_pack(spec, load_fact_catalogue())
+    return {r.id: r for r in pack.rules if r.against is not None}
 
 
-def rule_docs(ids: set[str], levels: dict[str, Level]) -> list[RuleDoc]:
-    """RuleDoc of each rule id given (for the report's ``rules``)."""
-    from validator.report.model import RuleDoc
+_CACHE: dict[str, dict[str, Rule]] = {}
 
-    return [RuleDoc(r.id, r.requirement, r.name, levels.get(r.requirement, Level.MUST), Scope.JOB,
-                    r.summary, r.why, r.remediation) for r in RULES.values() if r.id in ids]
+
+def texts(levels: Mapping[str, Level], spec_version: str = "1.0") -> dict[str, RuleText]:
+    """Every bundled two-document rule as a RuleText, its level ``levels`` gives by
+    requirement (``levels_of(spec)``; MUST where the spec has none)."""
+    rules = _CACHE.get(spec_version)
+    if rules is None:
+        rules = _CACHE[spec_version] = bundled(spec_version)
+    return {i: RuleText.of(r, r.level or levels.get(r.requirement, Level.MUST)) for i, r in rules.items()}
+
+
+def __getattr__(name: str) -> dict[str, Rule]:  # RULES, loaded when first asked for (it reads the pack)
+    if name == "RULES":
+        rules = _CACHE.get("1.0")
+        if rules is None:
+            rules = _CACHE["1.0"] = bundled("1.0")
+        return rules
+    raise AttributeError(name)

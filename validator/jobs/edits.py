@@ -31,7 +31,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from validator.report.model import Fix, JSONValue, Replacement
@@ -127,7 +127,7 @@ def _nested(path: tuple[str, ...], value: JSONValue) -> JSONValue:
     return value
 
 
-def _read_back(data: Any, path: tuple[str, ...]) -> Any:
+def _read_back(data: JSONValue, path: tuple[str, ...]) -> JSONValue:
     for part in path:
         if not isinstance(data, dict) or part not in data:
             raise EditError("the edited file does not hold the setting (left unchanged)")
@@ -135,7 +135,7 @@ def _read_back(data: Any, path: tuple[str, ...]) -> Any:
     return data
 
 
-def _check(data: Any, path: tuple[str, ...], value: JSONValue) -> None:
+def _check(data: JSONValue, path: tuple[str, ...], value: JSONValue) -> None:
     got = _read_back(data, path)
     if got != value or (type(got) is not type(value) and not (isinstance(got, (int, float))
                                                                and isinstance(value, (int, float)))):
@@ -209,7 +209,7 @@ def _yaml(text: str, path: tuple[str, ...], value: JSONValue) -> str:
     if not isinstance(data, dict):
         raise EditError("the YAML file is not a mapping at the top level")
     lines = text.splitlines(keepends=True)
-    node: dict[str, Any] = data
+    node: dict[str, JSONValue] = data
     depth = 0
     while depth < len(path) - 1 and isinstance(node.get(path[depth]), dict):
         node = node[path[depth]]
@@ -317,7 +317,7 @@ def _toml(text: str, path: tuple[str, ...], value: JSONValue) -> str:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
         raise EditError(f"not readable as TOML ({exc})") from None
-    node: Any = doc
+    node: JSONValue = doc
     for part in path[:-1]:
         if part not in node:
             node[part] = tomlkit.table()

@@ -24,12 +24,13 @@ scale: REC-02's remediation says why).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from validator.facts.document import Document
+    from validator.jobs.registry import Format, Setting
     from validator.report.model import Finding, Fix, JSONValue
     from validator.rules.spec import ParamValue
 
@@ -43,7 +44,7 @@ def _num(params: Mapping[str, ParamValue], name: str) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
 
-def _fact(doc: Document, name: str) -> dict[str, Any]:
+def _fact(doc: Document, name: str) -> dict[str, JSONValue]:
     return doc["facts"].get(name) or {}
 
 
@@ -123,7 +124,7 @@ def _monitor_interval(params: Mapping[str, ParamValue], doc: Document | None = N
     return n
 
 
-def _formats_of(doc: Document) -> list[Any]:
+def _formats_of(doc: Document) -> list[Format]:
     """The job's formats that carry fix settings, the one that speaks for the job first
     (``registry.Format.precedence``)."""
     from validator.jobs import registry
@@ -132,7 +133,7 @@ def _formats_of(doc: Document) -> list[Any]:
     return [f for f in (*registry.by_precedence(), *registry.FORMATS) if f.fixes is not None and f.job_tag in tags]
 
 
-def _setting_fix(doc: Document, fmt: Any, setting: Any, params: Mapping[str, ParamValue]) -> Fix | None:
+def _setting_fix(doc: Document, fmt: Format, setting: Setting, params: Mapping[str, ParamValue]) -> Fix | None:
     """``setting`` of format ``fmt`` as an edit of the job's file of that format (a key), or
     of the line of its launch command (a flag); None when the job has no such file or line."""
     value = setting.value
@@ -170,6 +171,8 @@ def _has_top_key(doc: Document, file: str, key: str) -> bool:
 def _mon01(family: str) -> Callable[[Finding, Document, Mapping[str, ParamValue]], tuple[list[Fix] | None, str | None]]:
     def plan(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
         for fmt in _formats_of(doc):
+            if fmt.fixes is None:  # _formats_of keeps only formats with fix settings
+                continue
             setting = fmt.fixes.metrics.get(family)
             fix = _setting_fix(doc, fmt, setting, params) if setting is not None else None
             if fix is not None:
@@ -203,6 +206,8 @@ def _no_metric_edit(f: Finding, doc: Document, family: str) -> str:
 
 def _prec01(f: Finding, doc: Document, params: Mapping[str, ParamValue]) -> tuple[list[Fix] | None, str | None]:
     for fmt in _formats_of(doc):
+        if fmt.fixes is None:
+            continue
         setting = fmt.fixes.precision
         fix = _setting_fix(doc, fmt, setting, params) if setting is not None else None
         if fix is not None:

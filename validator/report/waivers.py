@@ -313,7 +313,24 @@ def apply_waivers(
     today: date | None = None,
     warn: Callable[[str], None] | None = _stderr,
 ) -> Report:
-    """The report with each waivable finding (fail, warn, error) carrying its waiver.
+    """The report with each waivable finding (fail, warn, error) carrying its waiver
+    (``waive``), the waivers that matched nothing in ``extra["unmatched_waivers"]`` and
+    what was applied in ``extra["waivers"]``."""
+    findings, extra = waive(report.findings, waivers, today=today, warn=warn)
+    return replace(report, extra={**report.extra, **extra}).with_findings(findings)
+
+
+def waive(
+    findings: Iterable[Finding],
+    waivers: Iterable[Waiver],
+    *,
+    today: date | None = None,
+    warn: Callable[[str], None] | None = _stderr,
+) -> tuple[tuple[Finding, ...], dict[str, JSONValue]]:
+    """Each waivable finding (fail, warn, error) carrying its waiver, before a report is
+    made of them, and the report's ``extra`` for them: ``unmatched_waivers`` (the waivers
+    that match no finding, when any) and ``waivers`` (the files, their sha256, the day
+    they were judged as of, and each waiver with whether it is active).
 
     Where several waivers match, an active one wins over an expired one, and a rule's
     own waiver over its requirement's; then the first in the file. Passing and skipped
@@ -321,8 +338,8 @@ def apply_waivers(
 
     A waiver that matches no finding of the run at all (its subject names no host, GPU
     or file that its rule was evaluated on) is most likely a typo in the subject, so
-    that it waives nothing: it is listed in ``extra["unmatched_waivers"]`` and reported
-    through ``warn`` (stderr), but it is not an error (the host may simply be drained).
+    that it waives nothing: it is listed and reported through ``warn`` (stderr), but it
+    is not an error (the host may simply be drained).
     """
     waivers = tuple(waivers)
     day = today or today_utc()
@@ -350,19 +367,15 @@ def apply_waivers(
             return None
         return min(hits, key=lambda h: h[:3])[3].record(day)
 
-    findings = tuple(replace(f, waiver=pick(f)) for f in report.findings)  # one pass over waivers x findings
+    out = tuple(replace(f, waiver=pick(f)) for f in findings)  # one pass over waivers x findings
     unmatched = [w for i, w in enumerate(waivers) if i not in matched]
+    for w in unmatched:
+        if warn is not None:
+            at = f"{w.file}:{w.line}: " if w.file and w.line else f"{w.file}: " if w.file else ""
+            warn(f'{at}waiver {w.id} for subject "{w.subject}" matches no finding in this run')
+    extra: dict[str, JSONValue] = {}
     if unmatched:
-        for w in unmatched:
-            if warn is not None:
-                at = f"{w.file}:{w.line}: " if w.file and w.line else f"{w.file}: " if w.file else ""
-                warn(f'{at}waiver {w.id} for subject "{w.subject}" matches no finding in this run')
-        extra = {
-            **report.extra,
-            "unmatched_waivers": [
-                {"id": w.id, "subject": w.subject, "file": w.file, "line": w.line} for w in unmatched
-            ],
-        }
-        report = replace(report, extra=extra)
-    report = replace(report, extra={**report.extra, "waivers": record})
-    return report.with_findings(findings)
+        extra["unmatched_waivers"] = [{"id": w.id, "subject": w.subject, "file": w.file, "line": w.line}
+                                      for w in unmatched]
+    extra["waivers"] = record
+    return out, extra

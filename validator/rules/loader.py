@@ -21,7 +21,7 @@ from validator import __version__
 from validator.errors import RuleFileError, SpecCheckError, UnitError
 from validator.io.resources import rules_dir
 from validator.io.yamlfile import line_of, load_yaml
-from validator.rules.operators import AGGREGATE_OPS
+from validator.rules.operators import AGGREGATE_OPS, COMPARISONS
 from validator.rules.rulemodel import (
     RULE_ID,
     Check,
@@ -225,6 +225,11 @@ def _check_rule(rule: Rule, spec: Spec, catalogue: dict[str, FactInfo]) -> None:
         raise _Problem(f'unknown requirement "{rule.requirement}"', ("requirement",))
     if not rule.id.startswith(rule.requirement + "."):
         raise _Problem(f'a rule ID starts with its requirement ID "{rule.requirement}."', ("id",))
+    if rule.against is not None or rule.check.op in COMPARISONS:
+        _check_comparison(rule, catalogue)
+        return
+    if not rule.fact:
+        raise _Problem('"fact" is required (only a rule with "against" compares documents without one)', ())
     info = catalogue.get(rule.fact)
     if info is None:
         raise _Problem(f'unknown fact "{rule.fact}" (not in spec/facts/)', ("fact",))
@@ -273,6 +278,31 @@ def _check_rule(rule: Rule, spec: Spec, catalogue: dict[str, FactInfo]) -> None:
                     raise _Problem(f"a {key} condition names a field of the item (or a fact)", loc)
                 cinfo, what = catalogue[name], name
             _check_operation(cond, cinfo, what, spec, catalogue, fields, loc)
+
+
+def _check_comparison(rule: Rule, catalogue: dict[str, FactInfo]) -> None:
+    """A rule that compares two documents: its ``check.op`` is a comparison of the second
+    document ``against`` names, judged on job documents; the comparison decides alone, so
+    the one-fact keys (field, value, when, where, filter, if_empty) have no place in it."""
+    comp = COMPARISONS.get(rule.check.op)
+    if comp is None:
+        raise _Problem(f'a rule with "against" names a comparison as its operator '
+                       f'(known: {", ".join(COMPARISONS)})', ("check", "op"))
+    if rule.against != comp.against:
+        raise _Problem(f'comparison "{rule.check.op}" compares the job with its {comp.against}: '
+                       f'write "against: {comp.against}"', ("against",) if rule.against else ("check", "op"))
+    if rule.scope != "job":
+        raise _Problem('a rule with "against" judges job documents: "scope: job"', ("scope",))
+    if rule.fact and rule.fact not in catalogue:
+        raise _Problem(f'unknown fact "{rule.fact}" (not in spec/facts/)', ("fact",))
+    for key in ("field", "if_empty"):
+        if getattr(rule, key) is not None:
+            raise _Problem(f'"{key}" has no place in a rule with "against" (the comparison decides)', (key,))
+    for key in ("when", "where", "filter"):
+        if getattr(rule, key):
+            raise _Problem(f'"{key}" has no place in a rule with "against" (the comparison decides)', (key,))
+    if rule.check.value is not None:
+        raise _Problem(f'comparison "{rule.check.op}" takes no value', ("check", "value"))
 
 
 def _check_operation(check: Check, info: FactInfo, what: str, spec: Spec, catalogue: dict[str, FactInfo],
@@ -371,7 +401,7 @@ def _check_refs_only(value: dict[str, JSONValue], spec: Spec, catalogue: dict[st
         raise _Problem(f'unknown fact "{value["fact"]}"', loc)
 
 
-_ADDED_IN_1_1 = {"cite_source": False, "param": None, "otherwise": "skip", "cite": False}
+_ADDED_IN_1_1 = {"cite_source": False, "param": None, "otherwise": "skip", "cite": False, "against": None}
 """Rule-format fields added after pack v1.0, with their defaults: left out of the digest
 where they hold the default, so an unchanged pack keeps the digest its results recorded."""
 

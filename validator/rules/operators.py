@@ -102,3 +102,31 @@ OPERATORS: dict[str, Operator] = {
 }
 
 AGGREGATE_OPS = frozenset({"all_equal"})
+
+
+class Comparison(NamedTuple):
+    """A check that compares two documents: the job's with its nodes' facts, or with its run.
+
+    A rule names it as its ``check.op`` with ``against:`` the second document; the
+    comparison itself is ``validator.jobnodes.pairs.JUDGES[name]``, which the engine calls
+    (``tests/jobnodes/test_pairs.py`` checks the two tables name the same set)."""
+
+    against: str  # "nodes" (lint --nodes) or "run" (lint --run)
+    sentence: str  # what it expects, in words (``rules explain``; findings say it with values)
+
+
+AGAINST = ("nodes", "run")
+COMPARISONS: dict[str, Comparison] = {
+    "gpus_per_node_fit": Comparison("nodes", "the job's GPU processes per node at most each node's GPU count"),
+    "nodes_fit_fleet": Comparison("nodes", "the job's node count at most the nodes given"),
+    "ib_hca_on_nodes": Comparison("nodes", "NCCL_IB_HCA matching ACTIVE RDMA ports of every node"),
+    "socket_ifname_on_nodes": Comparison("nodes", "NCCL_SOCKET_IFNAME matching an up interface of every node"),
+    "gid_index_usable": Comparison("nodes", "NCCL_IB_GID_INDEX an index every RoCE port of the nodes has"),
+    "ib_port_active": Comparison("nodes", "an ACTIVE RDMA port on every node where the job asks for IB"),
+    "tp_in_nvlink_domain": Comparison("nodes", "tensor-parallel groups inside one NVLink domain of the nodes"),
+    "model_fits_fleet": Comparison("nodes", "one model replica (tp x pp x cp) at most the GPUs of the nodes given"),
+    "run_ranks_own_gpu": Comparison("run", "one rank per GPU (no NCCL 'Duplicate GPU detected')"),
+    "run_used_rdma": Comparison("run", "every rank on an RDMA transport (NCCL 'Using network IB'), where the log says"),
+    "run_one_transport": Comparison("run", "one network transport for every rank of the run"),
+}
+"""The closed set of two-document comparisons, by the name a rule's ``check.op`` gives."""

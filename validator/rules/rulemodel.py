@@ -93,10 +93,11 @@ class Checked:
 
 
 def known_operator(op: str) -> str:
-    from validator.rules.operators import OPERATORS
+    from validator.rules.operators import COMPARISONS, OPERATORS
 
-    if op not in OPERATORS:
-        raise ValueError(f'unknown operator "{op}" (known: {", ".join(OPERATORS)})')
+    if op not in OPERATORS and op not in COMPARISONS:
+        raise ValueError(f'unknown operator "{op}" (known: {", ".join(OPERATORS)}; comparing two documents: '
+                         f'{", ".join(COMPARISONS)})')
     return op
 
 
@@ -209,7 +210,10 @@ class Rule(_Dumps):
     summary: str
     why: str
     remediation: str
-    fact: str
+    # the second document a rule compares the job with (``lint --nodes``: its nodes' facts,
+    # ``lint --run``: its run); its ``check.op`` is then a comparison (operators.COMPARISONS)
+    against: Literal["nodes", "run"] | None = None
+    fact: str = ""  # required, except by a rule with ``against`` (it may name the job's side)
     field: str | None = None
     check: Check
     when: list[Condition] = dc_field(default_factory=list)
@@ -236,7 +240,7 @@ class Override(_Dumps):
     summary: str | None = None
     remediation: str | None = None
     if_empty: IfEmpty | None = None
-    cite_source: bool | None = None
+    cite_source: bool | None = None  # a pack revision may have the message say where the value came from
 
     def __post_init__(self) -> None:
         _enum(self, "level", Level, optional=True)

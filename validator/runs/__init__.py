@@ -9,6 +9,11 @@ The stages, each its own module:
   over with the reason. Both lists travel in the result.
 * ``readers``: one streaming reader per format, each yielding ``(name, step, wall time,
   value)`` and raising ``RunFileError`` (file, line, problem) on bad input.
+* ``dvclive`` and ``dslog``: DVCLive's ``plots/metrics/*.tsv`` and ``metrics.json``; DeepSpeed's
+  engine lines in a log (throughput, memory, the wall-clock breakdown timers).
+* ``versions``: Lightning's ``version_N`` folders (and the MLflow runs of one experiment) read
+  against the one before: a folder whose first step continues past one logging interval is
+  the job resumed from a checkpoint (a restart); one starting again at step 0 is a new fit.
 * ``families``: the metric family of a logged name, from each framework's own names
   (``tags.yaml``, versioned).
 * ``cadence``: per family, the step and wall-clock gaps between emissions (median, p95,

@@ -155,6 +155,13 @@ def _worst_p95(pairs: Sequence[tuple[Stream, Family]]) -> tuple[float | None, St
     return best
 
 
+def _apart(a: Stream, b: Stream) -> bool:
+    """Two sources written at different times (no overlap of their first and last wall times)."""
+    if a.first_wall is None or b.first_wall is None or a.last_wall is None or b.last_wall is None:
+        return False
+    return b.last_wall < a.first_wall or b.first_wall > a.last_wall
+
+
 def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] = (),
                  unread: dict[str, list[RunFileError]] | None = None) -> dict[str, JSONValue]:
     unread = unread or {}
@@ -179,25 +186,31 @@ def _family_item(s: Stream, f: Family, others: Sequence[tuple[Stream, Family]] =
     no_time = f"{s.name} carries no wall time per emission"
     if s.timed:
         fields["wall_gap_median"] = value(_num(med_w), unit="sec", source=src, location=loc)
-        # the p95 and the longest gap over every source of the family (several event-file
-        # folders, ranks, --run folders): a long gap in any of them is the job's
-        wp, ws = _worst_p95(every)
+        # the p95 and the longest gap over every part of the run the family was emitted in:
+        # sources written at other times than the cadence source (an older event-file folder,
+        # version_0 before version_1, a second --run folder) are other parts of the job, and a
+        # long gap in any of them is the job's. A source written over the same time is another
+        # record of that time (the CSV beside the event files, another logger): it is not the
+        # job's cadence where the cadence source shows the family more often.
+        parts = [(s, f), *((s2, f2) for s2, f2 in others if _apart(s, s2))]
+        wp, ws = _worst_p95(parts)
         if wp is not None and ws is not None and ws is not s and (p95_w is None or wp > p95_w):
             fields["wall_gap_p95"] = value(_num(wp), unit="sec", location={"file": ws.name},
                                            source=f"p95 {_secs(wp)} between emissions in {ws.name} (the "
-                                                  f"longest p95 of the family's {len(every)} sources); {src}")
+                                                  f"longest p95 of the {len(parts)} parts of the run that "
+                                                  f"emitted it); {src}")
         else:
             fields["wall_gap_p95"] = value(_num(p95_w), unit="sec", location=loc,
                                            source=f"median {_secs(med_w)}, p95 {_secs(p95_w)} between "
                                                   f"emissions; {src}")
-        gaps = [(g, s2, f2) for s2, f2 in every if s2.timed for g in (f2.max_gap(),) if g is not None]
+        gaps = [(g, s2, f2) for s2, f2 in parts if s2.timed for g in (f2.max_gap(),) if g is not None]
         if gaps:
             g, gs, gf = max(gaps, key=lambda x: x[0].seconds or 0.0)
             where = "" if gs is s else f" in {gs.name}"
             fields["wall_gap_max"] = value(_num(g.seconds), unit="sec", location={"file": gs.name},
                                            source=_gap_text(g, gf.wall_gap(0.5)) + where
-                                           + (f" (the longest of the family's {len(every)} sources)"
-                                              if len(every) > 1 else "") + f"; {src}")
+                                           + (f" (the longest of the {len(parts)} parts of the run that "
+                                              f"emitted it)" if len(parts) > 1 else "") + f"; {src}")
         else:
             fields["wall_gap_max"] = value(None, unit="sec", source=src, location=loc)
     else:
@@ -266,7 +279,7 @@ def rec02(ev: RunEvidence) -> Fact:
     if not members:  # what REC-02's skip says: no log to look in, or a log with no failure
         logs = [str(r["file"]) for r in ev.read if r.get("as") == AS["log"]]
         fact["empty"] = (f"no failure in the log(s): {_cut(logs, 3)}" if logs else
-                         "no launcher or training log in the run (no failure line to time a recovery "
+                         "no launcher or training log spec-check reads in the run (no failure line to time a recovery "
                          "from, and no restart in its metrics); give the launcher's log with "
                          "--recovery-log or in the run folder")
     return fact

@@ -23,7 +23,8 @@ FAMILIES = ("loss", "throughput", "eval_throughput", "gradient_stats", "memory",
 # and MON-02 does not judge its cadence (the evaluation interval is not the metrics interval).
 EVAL_THROUGHPUT = "eval_throughput"
 EVAL_ONLY = frozenset({EVAL_THROUGHPUT})
-_EVAL_NAME = re.compile(r"(?i)(?:^|.*[/._-])(?:eval|evaluation|val|valid|validation|test)(?:[/._-]).*")
+_EVAL_NAME = re.compile(r"(?i)(?:^|.*[/._|-])"
+                        r"(?:eval|evaluation|val|valid|validate|validation|test|predict|sanity_check)(?:[/._|-]).*")
 
 # The setting that changes how often a framework logs (the fix a MON-02 finding points at),
 # by the framework row of tags.yaml whose names were matched.

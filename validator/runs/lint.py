@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from validator.report.model import Finding, JSONValue, Report
-    from validator.rules.rulemodel import RulePack
+    from validator.report.model import JSONValue
 
-RUN_KEY = "run"  # the document key that carries the read/passed-over listing (not evaluated)
+NCCL_KEY = "nccl"  # in RUN_KEY: what NCCL said in the run's logs (jobnodes.nccllog.Evidence), not listed
+RUN_KEY = "run"  # the document key that carries the read/passed-over listing (not evaluated; the
+# report's ``extra.run``); a run judged alone (``alone``) is judged on the facts it holds only
 
 
 def add_run(docs: list[dict[str, JSONValue]], runs: tuple[Path, ...],
@@ -54,46 +55,9 @@ def add_run(docs: list[dict[str, JSONValue]], runs: tuple[Path, ...],
         d = new_document("job", name, {**facts, "job.files": value(files, source="lint --run")},
                          tool_version=__version__, collected_at=now_utc())
         d["errors"] = []
-        d[RUN_KEY] = {**listed, "alone": True}
+        d[RUN_KEY] = {**listed, "alone": True, NCCL_KEY: ev.nccl}
         return [d]
     for d in docs:
         d["facts"].update(facts)
-        d[RUN_KEY] = {**listed, "alone": False}
+        d[RUN_KEY] = {**listed, "alone": False, NCCL_KEY: ev.nccl}
     return docs
-
-
-def finish_report(report: Report, docs: list[dict[str, JSONValue]], pack: RulePack) -> Report:
-    """The report with ``extra["run"]`` (files read and passed over), and for a run judged
-    alone only the findings of rules whose facts the run has."""
-    from dataclasses import replace
-
-    listed = next((d[RUN_KEY] for d in docs if RUN_KEY in d), None)
-    if listed is None:
-        return report
-    alone = {d["subject"]["name"]: set(d["facts"]) for d in docs if d.get(RUN_KEY, {}).get("alone")}
-    if alone:
-        rules = {r.id: r for r in pack.rules}
-
-        def shown(f: Finding) -> bool:
-            have = alone.get(f.subject)
-            if have is None:
-                return True
-            r = rules.get(f.rule)
-            if r is None:
-                return True
-            needs = {r.fact, *(c.fact for c in r.when if getattr(c, "fact", None))}
-            return needs <= have
-
-        findings = tuple(f for f in report.findings if shown(f))
-        report = report.with_findings(findings)
-        jobs = [{**j, **_verdict(findings, j["name"])} for j in report.extra.get("jobs", [])]
-        report = replace(report, extra={**report.extra, "jobs": jobs})
-    extra = {k: v for k, v in listed.items() if k != "alone"}
-    return replace(report, extra={**report.extra, "run": extra})
-
-
-def _verdict(findings: tuple[Finding, ...], name: str) -> dict[str, JSONValue]:
-    from validator.report.model import summarize
-
-    s = summarize([f for f in findings if f.subject == name])
-    return {"conformant": s.conformant, "counts": s.counts}

@@ -9,6 +9,7 @@ a stream; an MLflow run is one stream, its metrics merged in time order.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from validator.runs.sniff import lfs_pointer, survey
 from validator.runs.versions import link
 
 if TYPE_CHECKING:
+    from validator.jobnodes.nccllog import Evidence
     from validator.jobs.recovery_log import Event
     from validator.report.model import JSONValue
 
@@ -44,6 +46,7 @@ class RunEvidence:
     errors: list[readers.RunFileError] = field(default_factory=list)
     log_events: list[Event] = field(default_factory=list)
     log_texts: dict[str, bool] = field(default_factory=dict)  # file -> has a dated (ISO) line
+    nccl: Evidence | None = None  # the NCCL_DEBUG=INFO lines of the run's logs (lint --run's NET-02 rules)
     versions: list[dict[str, JSONValue]] = field(default_factory=list)  # Lightning version folders read
 
     def metric_sources(self) -> int:
@@ -80,11 +83,14 @@ def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scala
 
 def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: ignore[assignment]
     """Every run folder (and extra ``--recovery-log`` files) read into one RunEvidence."""
+    from validator.jobnodes.nccllog import Parser
     from validator.jobs.recovery_log import LogError, events, read_log
 
     ev = RunEvidence([str(d) for d in dirs])
     classify = Classifier()
     log_files: list[Path] = list(logs)
+    nccl = Parser()  # fed the logs of the run folders as they are read (not --recovery-log's)
+    run_logs: set[Path] = set()
     for d in dirs:
         s = survey(d)
         ev.passed += [{"file": f, "why": why} for f, why in s.passed]
@@ -127,12 +133,15 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
             _run_stream(ev, Stream(run, "mlflow", classify), readers.mlflow_run(keyed, t), files,
                         AS["mlflow"], {str(files[-1]): t})
         log_files += s.files.get("log", [])
+        run_logs.update(s.files.get("log", []))
     for p in log_files:
         try:
             text = read_log(p)
         except LogError as exc:
             ev.errors.append(readers.RunFileError(str(p), None, str(exc)))
             continue
+        if p in run_logs:  # the NCCL lines of the same read (lint --run's NET-02 and PLAT-01 rules)
+            nccl.feed(str(p), io.StringIO(text, newline=None))
         try:
             ev.log_events += events(text, str(p))
         except LogError as exc:
@@ -149,4 +158,5 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
             ev.read.append({"file": str(p), "as": AS["deepspeed_log"]})
     names = [str(r["file"]) for r in ev.read] + [r["file"] for r in ev.passed]
     ev.versions = [d.as_json() for d in link(ev.streams, names)]
+    ev.nccl = nccl.evidence()
     return ev

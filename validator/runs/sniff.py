@@ -43,6 +43,7 @@ from validator.runs.readers import MAX_JSON_BYTES, STEP_KEYS
 MAX_FILES = 20_000
 HEAD = 64 * 1024
 SCAN_CHUNK = 1024 * 1024  # text past the head is searched for log lines chunk by chunk
+SCAN_BUDGET = 512 * 1024 * 1024  # text searched past the heads, all files of a survey together
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 _LFS_OID = re.compile(rb"^oid (sha256:[0-9a-f]{64})$", re.M)
 _LFS_SIZE = re.compile(rb"^size (\d{1,20})$", re.M)
@@ -53,7 +54,9 @@ _MLFLOW_LINE = re.compile(rb"-?\d{10,15} \S+(?: -?\d{1,18})?(?: \S+ \S+)?\r?\n?"
 _LAUNCHER = re.compile(
     r"torch\.distributed|torchrun|elastic|\[default\d+\]:|\[rank\d+\]:|Starting worker group"
     r"|^srun: |slurmstepd|^\d+: |NCCL INFO|NCCL WARN|Traceback \(most recent call last\)"
-    r"|RunningAvgSamplesPerSec=|\bstep=\d+, skipped=\d+, lr=|iter time \(s\): [\d.]+ samples/sec: |time \(ms\) \| ",
+    r"|RunningAvgSamplesPerSec=|\bstep=\d+, skipped=\d+, lr=|iter time \(s\): [\d.]+ samples/sec: |time \(ms\) \| "
+    # Lightning's console: its accelerator lines, a fit's end and a checkpoint restore
+    r"|^GPU available: (?:True|False)|`Trainer\.fit` stopped: |^Restoring states from the checkpoint path at ",
     re.M)
 
 
@@ -111,7 +114,15 @@ def cut_first_record(head: bytes, size: int) -> int | None:
     return n + 16 if size < n + 16 else None
 
 
-def kind_of(path: Path, head: bytes) -> tuple[str | None, str]:
+class _Budget:
+    """Bytes a survey may still search past the files' heads (a folder of many large text
+    files must not be read whole: 20,000 files of 64 MiB)."""
+
+    def __init__(self) -> None:
+        self.left = SCAN_BUDGET
+
+
+def kind_of(path: Path, head: bytes, budget: _Budget | None = None) -> tuple[str | None, str]:
     """(kind, "") or (None, why it was passed over)."""
     if not head:
         return None, "empty"
@@ -143,13 +154,14 @@ def kind_of(path: Path, head: bytes) -> tuple[str | None, str]:
     if s.startswith("{"):
         return None, "starts like JSON but is neither a JSON document nor JSON lines"
     if len(head) >= HEAD:
-        return _scan_rest(path, head)
+        return _scan_rest(path, head, budget or _Budget())
     return None, "text with no metric format and no launcher, failure or training-step line"
 
 
-def _scan_rest(path: Path, head: bytes) -> tuple[str | None, str]:
+def _scan_rest(path: Path, head: bytes, budget: _Budget) -> tuple[str | None, str]:
     """A text file whose head shows no log line, searched to its end (a preamble of any
-    length before the launcher's first line), at most the log reader's cap."""
+    length before the launcher's first line), at most the log reader's cap, and at most what
+    is left of the survey's budget."""
     from validator.jobs.recovery_log import MAX_LOG_BYTES
 
     tail = head[head.rfind(b"\n") + 1:]  # a line cut by the head is searched whole
@@ -157,7 +169,12 @@ def _scan_rest(path: Path, head: bytes) -> tuple[str | None, str]:
     with open(path, "rb") as f:
         f.seek(len(head))
         while read < MAX_LOG_BYTES:
-            chunk = f.read(min(SCAN_CHUNK, MAX_LOG_BYTES - read))
+            if budget.left <= 0:
+                return None, (f"text with no launcher, failure or training-step line in its first {read} bytes; "
+                              f"not searched further: the run's {SCAN_BUDGET >> 20} MiB text-search budget "
+                              f"is spent (give the log with --recovery-log)")
+            chunk = f.read(min(SCAN_CHUNK, MAX_LOG_BYTES - read, budget.left))
+            budget.left -= len(chunk)
             if not chunk:
                 return None, (f"text with no metric format and no launcher, failure or training-step "
                               f"line (all {read} bytes searched)")
@@ -263,6 +280,7 @@ def survey(root: Path) -> Survey:
     ``MAX_FILES`` entries are looked at."""
     out = Survey(str(root))
     paths = [root] if root.is_file() else _walk(root, out)
+    budget = _Budget()
     for p in paths:
         if p.is_symlink():
             out.passed.append((str(p), "a link: not followed"))
@@ -276,7 +294,7 @@ def survey(root: Path) -> Survey:
         except OSError as exc:
             out.passed.append((str(p), f"cannot be read ({exc.strerror or exc})"))
             continue
-        kind, why = kind_of(p, head)
+        kind, why = kind_of(p, head, budget)
         if kind == "lfs_pointer":
             metric, what = lfs_pointer(p, head)
             if not metric:

@@ -131,6 +131,8 @@ def link(streams: list[Stream], files: list[str]) -> list[Decision]:
                 if r is not None:
                     s.restarts.insert(0, r)
                 out.append(Decision(s.name, prev.name, s.first_metric[1], r is not None, why))
-            if s.scalars:
+            # the folder before is the nearest one holding metrics; one that holds none (a
+            # SIGKILL before the writer's first flush) still is a folder before, until one does
+            if s.scalars or prev is None or not prev.scalars:
                 prev = s
     return out

@@ -191,8 +191,8 @@ def _families(ctx: Context, dcgm: Process | None, scrapes: object | None,
                     seen.setdefault(n, url)
     if dcgm is not None and not named_dcgm:  # the platform's exporter, unless named already
         if not ctx.live:
-            return error("a dcgm-exporter runs in the recorded process tree, but its /metrics can be "
-                         "scraped only on the live node (run spec-check check there)", source=str(ctx.procfs))
+            return error("scraped only on the live node (a dcgm-exporter runs in the recorded process tree; "
+                         "run spec-check check there)", source=str(ctx.procfs), live_only=True)
         own, problem = _own_endpoint(dcgm)
         if own is None:
             return error(f"dcgm-exporter (pid {dcgm.pid}) runs but {problem}", source=f"pid {dcgm.pid}")
