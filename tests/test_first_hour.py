@@ -203,7 +203,8 @@ def test_lint_is_quiet_by_default_problems_and_one_count_line(tmp_path: Path) ->
     lines = quiet.stdout.splitlines()
     assert not [ln for ln in lines if ln.lstrip().startswith(("PASS", "SKIP"))]  # no pass or skip lines
     assert "FAIL REC-02.hang-detection-too-slow" in quiet.stdout
-    [count] = [ln for ln in lines if ln.startswith("1 fail, 2 error, 2 warn")]
+    # CKPT-03 fails too since issue 30 (OLMo's try_load_latest_save defaults to False)
+    [count] = [ln for ln in lines if ln.startswith("2 fail, 2 error, 2 warn")]
     assert count.endswith("(--show passes lists the passes and skips)")
     assert len(lines) < 40
     loud = spec_check("lint", str(job), "--show", "passes")
@@ -217,7 +218,7 @@ def test_a_folder_lint_names_the_files_it_did_not_lint_and_why(tmp_path: Path) -
     (job / "values.yaml").write_text("replicas: 3\n")
     (job / "README.md").write_text("# the job\n")
     (job / "util.sh").write_text("#!/bin/bash\necho hello\n")
-    r = spec_check("lint", "job", cwd=tmp_path)
+    r = spec_check("lint", "job", "--set", "step_time=1.5s", cwd=tmp_path)  # step time: CKPT-02 judged
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     assert "spec-check: job: not linted (not a config file type): README.md" in r.stderr
     assert "spec-check: job: not linted (a script that launches no training job): util.sh" in r.stderr

@@ -131,9 +131,21 @@ def test_check_dcgm_diag_runs_dcgmi_and_judges_each_test(tmp_path):
     assert "A memory mismatch was detected on GPU 1" in got["PLAT-01.dcgm-diag-failed memory"]["message"]
 
 
-def test_check_without_dcgm_is_a_skip_that_says_so(tmp_path):
+def test_check_dcgm_diag_asked_for_and_not_run_is_an_error(tmp_path):
+    """``--dcgm-diag N`` where dcgmi is absent: the GPU test a prolog relies on did not run.
+    An error finding (exit 1), never a skip behind a conformant exit code (issue 30)."""
     env_path = tmp_path / "empty"
     env_path.mkdir()
-    got = _check(env_path, "--dcgm-diag", "1", "--select", "PLAT-01.dcgm")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": str(env_path)}
+    r = subprocess.run([sys.executable, "-m", "validator", "check", "--format", "json", "--dcgm-diag", "1",
+                        "--select", "PLAT-01.dcgm"], capture_output=True, text=True, timeout=120, env=env,
+                       cwd=env_path)
+    [f] = json.loads(r.stdout)["findings"]
+    assert f["status"] == "error" and "dcgmi not found" in f["message"] and "--dcgm-diag 1" in f["message"]
+    assert r.returncode == 1, r.stderr
+
+
+def test_check_without_dcgm_diag_is_a_skip_that_says_so(tmp_path):
+    got = _check(tmp_path, "--select", "PLAT-01.dcgm")
     [f] = got.values()
-    assert f["status"] == "skip" and "dcgmi not found" in f["message"]
+    assert f["status"] == "skip" and "not requested" in f["message"]

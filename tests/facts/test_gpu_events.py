@@ -140,7 +140,9 @@ def test_age_counts_from_the_logs_last_line_and_the_lookback_filters(tmp_path):
     [m] = gpu_events.xid_events(log, gpu_events._Gpus({"0000:18:00.0": "GPU0"}, None))["items"]
     assert m["fields"]["age"]["value"] == 7200.0
     age = m["fields"]["age"]["value"]
-    facts = {"gpu.xid_events": {"items": {m["id"]: {"xid": m["fields"]["xid"]["value"], "age": f"{age} s"}}}}
+    facts = {"gpu.xid_events": {"items": {m["id"]: {"xid": m["fields"]["xid"]["value"], "age": f"{age} s"}}},
+             # the rule applies on a node with an NVIDIA GPU on its PCI bus (issue 30)
+             "accel.pci_count": 1, "gpu.vendor": "nvidia"}
     since_boot = run_rules(facts, select=("PLAT-01.xid-node-fault",), rules_version="1.1")
     last_hour = run_rules(facts, select=("PLAT-01.xid-node-fault",), sets=("xid_lookback=1 h",),
                           rules_version="1.1")

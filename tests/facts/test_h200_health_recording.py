@@ -70,6 +70,12 @@ def test_check_on_the_recorded_facts_judges_every_rule_as_the_node_did(tmp_path)
     r = cli("check", "--facts", str(REC / "facts.json"), "--format", "json", "-o", str(out))
     assert r.returncode == int((REC / "check.rc").read_text()) == 1, r.stderr
     then, now = findings(REC / "check.json"), findings(out)
+    # issue 30: the AMD rule is not applicable on this NVIDIA node (the recording passed it)
+    assert then[("MEM-01.amd-uncorrectable-error-event", None)]["status"] == "pass"
+    then[("MEM-01.amd-uncorrectable-error-event", None)]["status"] = "skip"
+    # and NET-03's interconnect is for multi-GPU nodes: this single-GPU node meets it
+    assert then[("NET-03.no-nvlink", None)]["status"] == "skip"
+    then[("NET-03.no-nvlink", None)]["status"] = "pass"
     # rules added to the pack after the recording (MON-03's live-scrape rules) skip on it: no
     # endpoint was named when it was made; every rule the node judged is judged the same
     added = {k: f["status"] for k, f in now.items() if k not in then}
@@ -163,9 +169,14 @@ def test_check_kernel_log_on_the_recorded_dmesg_finds_no_xid(tmp_path):
     r = cli("check", "--kernel-log", str(log), "--format", "json", "-o", str(out))
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
     now = findings(out)
+    doc = json.loads(out.read_text())
+    gpu_here = any(f["rule"] == "PLAT-01.no-accelerator" and f["status"] == "pass" for f in doc["findings"])
     for rule in ("PLAT-01.xid-node-fault", "PLAT-03.xid-warning"):
         f = now[(rule, None)]
-        assert (f["status"], f["observed"], f["source"]) == ("pass", "none", str(log)), f
+        if gpu_here:
+            assert (f["status"], f["observed"], f["source"]) == ("pass", "none", str(log)), f
+        else:  # issue 30: on a machine with no GPU an Xid rule judges nothing: a skip, never a pass
+            assert f["status"] == "skip" and "accelerators on the PCI bus" in f["message"], f
     assert not [k for k, f in now.items() if f["status"] == "error" and str(log) in str(f.get("source"))]
     # on the node, the same file gave the same verdicts
     then = findings(REC / "kernel_log_check.json")
@@ -176,19 +187,21 @@ def test_check_kernel_log_on_the_recorded_dmesg_finds_no_xid(tmp_path):
 
 # -- (4) --dcgm-diag without DCGM ----------------------------------------------------------------
 
-def test_dcgm_absent_is_a_skip_saying_so_on_the_node_and_today(tmp_path):
+def test_dcgm_asked_for_and_absent_was_a_skip_on_the_node_and_is_an_error_today(tmp_path):
     assert (REC / "dcgm_absent.txt").read_text() == "dcgmi not on PATH\n"
     f = findings(REC / "dcgm_check.json")[("PLAT-01.dcgm-diag-failed", None)]
     assert f["status"] == "skip" and "dcgmi not found" in f["message"], f
-    # today's code, with no dcgmi on PATH: the same skip, never a pass
+    # today's code, with no dcgmi on PATH: an error (issue 30: asked for and not run; a
+    # prolog relying on it must not lose its GPU test unseen), never a pass
     out = tmp_path / "dcgm.json"
     bindir = Path(sys.executable).parent
     r = cli("check", "--dcgm-diag", "1", "--format", "json", "-o", str(out), env={"PATH": str(bindir)})
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
     now = findings(out)
     dcgm = {k: g for k, g in now.items() if "dcgm" in k[0]}
-    assert {k: (g["status"], g["message"]) for k, g in dcgm.items()} == {
-        ("PLAT-01.dcgm-diag-failed", None): ("skip", f["message"])}
+    assert {k: g["status"] for k, g in dcgm.items()} == {("PLAT-01.dcgm-diag-failed", None): "error"}
+    assert "dcgmi not found" in dcgm[("PLAT-01.dcgm-diag-failed", None)]["message"]
+    assert r.returncode == 1
 
 
 # -- the live record format against dmesg, both from that node at the same minute ----------------

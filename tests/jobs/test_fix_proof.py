@@ -128,11 +128,19 @@ def _fixable(findings: tuple[Finding, ...]) -> list[Finding]:
 
 def _worse(before: tuple[Finding, ...], after: tuple[Finding, ...], target: tuple[str, str | None]) -> list[str]:
     old = _by_key(before)
+    # a MUST requirement whose findings were all skips was not judged (issue 30): the run was
+    # already not conformant on it, so a fix that lets it be judged (checkpoints turned on:
+    # CKPT-03 now judged at the framework's default) uncovers a problem, it does not cause one
+    judged = {(b.subject, b.requirement) for b in before if b.status is not Status.SKIP}
+    unjudged = {(b.subject, b.requirement) for b in before
+                if b.level == "MUST" and (b.subject, b.requirement) not in judged}
     out = []
     for key, f in _by_key(after).items():
         if key == target:
             continue
         was = old.get(key)
+        if was is not None and was.status is Status.SKIP and (was.subject, was.requirement) in unjudged:
+            continue
         if RANK[f.status] > (RANK[was.status] if was is not None else 0):
             out.append(f"{f.rule}: {was.status.value if was else 'absent'} -> {f.status.value}: {f.message}")
     return out

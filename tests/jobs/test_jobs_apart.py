@@ -37,9 +37,12 @@ def _mixed(tmp_path: Path) -> Path:
     return d
 
 
+STEP = ("--set", "step_time=3s")  # CKPT-02 judged: without a step time it is not (INCOMPLETE)
+
+
 def test_a_folder_of_two_jobs_gives_each_its_own_findings(tmp_path: Path) -> None:
     d = _mixed(tmp_path)
-    code, result = _lint(str(d))
+    code, result = _lint(*STEP, str(d))
     assert code == 1
     import jsonschema
 
@@ -52,10 +55,10 @@ def test_a_folder_of_two_jobs_gives_each_its_own_findings(tmp_path: Path) -> Non
     assert jobs[bad]["files"] == [bad]
     # the bad job's findings are exactly those it has alone: the good job's launcher does
     # not satisfy its restart or metrics rules
-    _, alone = _lint(str(d / "bad.sh"))
+    _, alone = _lint(*STEP, str(d / "bad.sh"))
     assert _problems(result, bad) == _problems(alone, str(d / "bad.sh"))
     assert ("REC-01.no-automatic-restart", "fail", None) in _problems(result, bad)
-    _, good_alone = _lint(str(d / "launch.slurm"))
+    _, good_alone = _lint(*STEP, str(d / "launch.slurm"))
     assert _problems(result, good) == _problems(good_alone, good)
     # each finding names its job, in every machine format
     assert {f["subject"] for f in result["findings"]} == {good, bad}
@@ -67,10 +70,13 @@ def test_a_folder_of_two_jobs_gives_each_its_own_findings(tmp_path: Path) -> Non
 
 def test_terminal_lists_each_job_with_its_verdict(tmp_path: Path) -> None:
     d = _mixed(tmp_path)
-    out = spec_check("lint", str(d)).stdout
+    out = spec_check("lint", *STEP, str(d)).stdout
     assert "Jobs (2, 1 not conformant)" in out
     assert f"conformant {d / 'launch.slurm'} + {d / 'accelerate.yaml'}, {d / 'ds_config.json'}" in out
     assert f"NOT CONFORMANT {d / 'bad.sh'}" in out
+    # without a step time the good job's CKPT-02 is not judged: INCOMPLETE, not failing
+    out = spec_check("lint", str(d)).stdout
+    assert "Jobs (2, 2 not conformant)" in out and f"INCOMPLETE {d / 'launch.slurm'}" in out
 
 
 def test_job_option_reads_a_folder_as_one_job(tmp_path: Path) -> None:
@@ -140,7 +146,7 @@ def test_files_naming_each_other_are_one_job(tmp_path: Path) -> None:
 def test_pre_commit_lints_the_job_a_changed_file_belongs_to(tmp_path: Path) -> None:
     d = _mixed(tmp_path)
     # the DeepSpeed JSON changed: its job is the launcher's, not the folder's other job
-    r = spec_check("lint", "--jobs-of-files", "--format", "json", str(d / "ds_config.json"))
+    r = spec_check("lint", *STEP, "--jobs-of-files", "--format", "json", str(d / "ds_config.json"))
     assert r.returncode == 0, r.stdout[-2000:]
     assert [s["name"] for s in json.loads(r.stdout)["subjects"]] == [str(d / "launch.slurm")]
     r = spec_check("lint", "--jobs-of-files", "--format", "json", str(d / "bad.sh"),

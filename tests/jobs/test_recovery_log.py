@@ -202,12 +202,13 @@ def test_cli_not_resumed_is_error(tmp_path: Path, job: Path) -> None:
 def test_cli_log_without_failure_skips(tmp_path: Path, job: Path) -> None:
     log = write(tmp_path, "ok.log", _megatron("2024-05-01 12:00:00", 100) + "\n")
     rc, fs = lint_json(job, log)
-    assert rc == 0 and [(f["status"], f["message"]) for f in fs] == [("skip", "no failure in the log(s)")]
+    # the one rule selected skipped: REC-02 (a MUST) was not judged, so INCOMPLETE (exit 1)
+    assert rc == 1 and [(f["status"], f["message"]) for f in fs] == [("skip", "no failure in the log(s)")]
 
 
 def test_cli_without_log_skips_naming_the_option(job: Path) -> None:
     rc, fs = lint_json(job)
-    assert rc == 0 and [f["status"] for f in fs] == ["skip"]
+    assert rc == 1 and [f["status"] for f in fs] == ["skip"]  # not judged: INCOMPLETE
     assert "--recovery-log FILE" in fs[0]["message"]
 
 

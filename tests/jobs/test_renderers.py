@@ -131,11 +131,11 @@ def test_fail_on_warn_and_clean_job(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout[-3000:]
     # a conformant job whose only findings are warns: exit 0, and 1 under --fail-on warn
     q = p.parent / "deepspeed_accelerate"
-    r = spec_check("lint", "--format", "json", str(q))
+    r = spec_check("lint", "--format", "json", "--set", "step_time=3s", str(q))
     summary = json.loads(r.stdout)["summary"]
     assert (summary["fail"], summary["error"], summary["warn"] > 0) == (0, 0, True), summary
     assert r.returncode == 0
-    assert spec_check("lint", "--fail-on", "warn", str(q)).returncode == 1
+    assert spec_check("lint", "--fail-on", "warn", "--set", "step_time=3s", str(q)).returncode == 1
 
 
 def test_select_and_ignore_prefixes(bad_job: Path) -> None:

@@ -63,7 +63,8 @@ def test_markdown_conformant_report():
     r = r.with_findings(tuple(f for f in r.findings if f.status.value in ("pass", "skip")))
     text = render("markdown", r)
     # conformant, but only for what the result covers (REC-02 has no findings)
-    assert "✅ **CONFORMANT for node scope** (3 of 4 requirements; REC-02: no findings)" in text
+    assert ("✅ **CONFORMANT for node scope** (2 of 4 requirements; not judged (only skips): PLAT-03; "
+            "REC-02: no findings)") in text
     assert "#### Problems" not in text and "to spec v1.0**" not in text
 
 
@@ -217,7 +218,7 @@ def test_markdown_verdict_names_a_non_default_profile_and_fleet_summary():
     text = render("markdown", r)
     assert "2 of 3 hosts probed, 1 could not be probed (n3: ssh: timed out)" in text
     assert "throughput 196.2 to 391.7 Gb/s" in text
-    assert "failing (1 waived)" in text
+    assert "4 fail, 1 error, 1 warn (1 waived)" in text
 
 
 def test_remediation_code_spans_stay_code_in_markdown() -> None:

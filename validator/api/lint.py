@@ -257,7 +257,7 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> LintOutcome:
     def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
         from validator.jobs.fixes import attach
 
-        return attach(findings, jobs, built.ctx.params)
+        return attach(superseded(findings) if node_facts else findings, jobs, built.ctx.params)
 
     report = evaluate_documents("lint", built, report_opts, clean, [d["subject"]["name"] for d in jobs],
                                 extra=extra, against=against, partial=alone, more=errors,
@@ -340,3 +340,29 @@ def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:
             shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
             lines.append(f"spec-check: {folder}: not linted ({why}): {shown}")
     return lines
+
+
+# a pack rule judged on a parameter (the NVLink domain a profile assumes) -> the rule that
+# judges the same mismatch on the nodes' own facts (lint --nodes): one mismatch, one finding
+SUPERSEDED = {"TOPO-03.tensor-parallel-exceeds-nvlink-domain": "TOPO-03.job-tensor-parallel-exceeds-node-nvlink"}
+
+
+def superseded(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """``findings`` with each problem that a job-against-nodes finding judges again on the
+    nodes' facts turned into a skip naming that finding (issue 30: a TP-16 job on 8-GPU NVLink
+    domains got one warning from the parameter and one from the nodes)."""
+    from dataclasses import replace
+
+    from validator.report.model import Status
+
+    problems = (Status.FAIL, Status.WARN)
+    again = {(f.subject, f.rule) for f in findings if f.status in problems}
+    out = []
+    for f in findings:
+        by = SUPERSEDED.get(f.rule)
+        if by and f.status in problems and (f.subject, by) in again:
+            f = replace(f, status=Status.SKIP, message=(
+                f"judged against the nodes' own NVLink domains by {by} (one mismatch, one finding): "
+                f"{f.message}"))
+        out.append(f)
+    return tuple(out)

@@ -1,8 +1,8 @@
 """What a run returns: the report, the lines to say beside it, and its exit code.
 
 Why: the exit code is the contract (the README's **Exit codes**: 0 conformant; 1 not
-conformant, a ``fail`` or a MUST ``error``, or a ``warn`` under ``--fail-on warn``; 2 the run
-could not be done)
+conformant, a ``fail``, a MUST ``error`` or a MUST requirement not judged (INCOMPLETE), or a
+``warn`` under ``--fail-on warn``; 2 the run could not be done)
 and an outside caller needs it as much as the CLI does, so it is computed here, once.
 ``notes`` are the one-line remarks a run makes about its inputs (a recording by an older
 spec-check, a baseline's known problems, folders' files no job read): the CLI writes them
@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # not imported at run time: start-up
 
 
 def exit_code(report: Report, fail_on: str) -> int:
-    """0 conformant; 1 not conformant (a fail or MUST error, or a warn under --fail-on warn)."""
+    """0 conformant; 1 not conformant (a fail, a MUST error or a MUST requirement not judged,
+    or a warn under --fail-on warn)."""
     from validator.report.model import Status
 
     if not report.summary.conformant:

@@ -202,7 +202,7 @@ def apply_baseline(report: Report, path: Path | None) -> tuple[Report, str | Non
     known = report.extra["baseline"]["known"]
     count = sum(1 for f in report.findings if f.against_verdict or (f.status.value == "warn" and not f.waived))
     line = (f"spec-check: --baseline {path}: {known} known problem{'s' if known != 1 else ''} not counted; "
-            f"{count} still count{'s' if count == 1 else ''} (new, or an error: never baselined)")
+            f"{count} still count{'s' if count == 1 else ''} (new, or an error whose reason changed)")
     return report, line
 
 

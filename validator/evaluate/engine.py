@@ -547,6 +547,8 @@ class Builder:
             label = re.search(r"default of [^:()]*(?:\([^()]*\))?", str(fact["source"]))
             if label:
                 observed += f" ({label.group(0).strip()})"
+        if self.rule.check.op == "between":  # a range rule says the range and the side
+            shown += _side(self.label, expected, actual, expected_value)
         if ok:
             return self.make(Status.PASS, expected, f"{self.label} is {shown}{note}", item=item,
                              fact=fact, value=actual, unit=unit, observed=observed)
@@ -564,6 +566,26 @@ class Builder:
         check = self.rule.check
         text = _words(self.ctx, self.rule, check.value, top=True)
         return _sentence(check.op, self.label, value_words(self.values, text) if self.values else text)
+
+
+def _side(label: str, expected: str, actual: JSONValue, bounds: JSONValue) -> str:
+    """``, below the expected range 4,583 to 18,331 (checkpoints too often)``: where a value
+    lies against a ``between`` range, in every output's message (the range was only in
+    ``expected``, which the default terminal output of a lint does not print). An interval
+    below its range is too often, above it too rarely."""
+    try:
+        lo, hi = bounds
+        below, above = actual < lo, actual > hi
+    except (TypeError, ValueError):
+        return ""
+    span = expected.removeprefix(f"{label} within ").split(" (", 1)[0]
+    if not below and not above:
+        return f", within the expected range {span}"
+    often = "interval" in label
+    what = ("checkpoints too often" if "checkpoint" in label else "too often") if often else "too low"
+    if above:
+        what = ("checkpoints too rarely" if "checkpoint" in label else "too rarely") if often else "too high"
+    return f", {'below' if below else 'above'} the expected range {span} ({what})"
 
 
 def _words(ctx: Context, rule: Rule, raw: JSONValue, *, top: bool = False) -> str:

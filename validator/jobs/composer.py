@@ -98,6 +98,15 @@ def read_olmo(ctx: Ctx) -> None:
     if tl is not None:
         ctx.set("job.checkpoint.resume", tl, ("try_load_latest_save",),
                 f"{src}try_load_latest_save = {g('try_load_latest_save')}")
+    elif g("try_load_latest_save") is None:
+        # OLMo's TrainConfig default: no resume from the latest save (CKPT-03 judged, not skipped)
+        fill(m, "job.checkpoint.resume", "olmo.try_load_latest_save", ctx.file, value=False)
+    if m.has("job.batch.global"):
+        # scripts/train.py: device_train_batch_size = global_train_batch_size // world size, and
+        # the accumulation = that // device_train_microbatch_size, both floor divisions: a
+        # global batch that does not divide trains a smaller one, unannounced
+        ctx.set("job.batch.rule", "divisible", ("global_train_batch_size",),
+                "OLMo: global // world size // device_train_microbatch_size (floor divisions, scripts/train.py)")
     if g("wandb") is not None:
         c.sink(m, "wandb", ctx.file, ctx.line("wandb"), src + "wandb")
     if g("speed_monitor") is not None:

@@ -236,6 +236,12 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
         "save_strategy": Default("save_strategy", "steps", None, "transformers/training_args.py"),
         "save_steps": Default("save_steps", 500, "steps", "transformers/training_args.py"),
         "precision": Default("bf16 / fp16", "fp32 (both False)", None, "transformers/training_args.py"),
+        "bf16": Default("bf16", False, None, "transformers/training_args.py"),
+        "fp16": Default("fp16", False, None, "transformers/training_args.py"),
+        "resume_from_checkpoint": Default(
+            "resume_from_checkpoint", None, None, "transformers/trainer.py (Trainer.train)",
+            note="None: the Trainer starts from step 0; True: the last checkpoint in output_dir; "
+                 "a path: that one checkpoint"),
         "max_grad_norm": Default("max_grad_norm", 1.0, None, "transformers/training_args.py",
                                  note="grad_norm is logged when it is > 0 (4.38.0-5.2.0, transformers/trainer.py); "
                                       "from 5.3.0 at 0 too (Trainer._get_grad_norm)"),
@@ -356,6 +362,9 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
         "save_interval": Default("save_interval", 1000, "steps", "olmo/config.py (TrainConfig)"),
         "precision": Default("precision", "fp32 (None)", None, "olmo/config.py (TrainConfig)"),
         "console_log_interval": Default("console_log_interval", 1, "steps", "olmo/config.py (TrainConfig)"),
+        "try_load_latest_save": Default("try_load_latest_save", False, None, "olmo/config.py (TrainConfig)",
+                                        note="False: a restart loads load_path (or starts from step 0), "
+                                             "not the latest save"),
     }),
     Table("levanter", "1.2.dev1644", {
         "train_batch_size": Default("trainer.train_batch_size", 512, None, "levanter/trainer.py (TrainerConfig)"),

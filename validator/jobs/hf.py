@@ -47,7 +47,19 @@ def read_trainer(ctx: Ctx) -> None:
         fill(m, "job.precision.loss_scaling", "torch.grad_scaler", ctx.file, line=ctx.line("fp16"),
              why=" (hf: fp16)")
     if not bf16 and not fp16:
-        fill(m, "job.precision.mode", "hf.precision", ctx.file, value="fp32")
+        # written false (``bf16: false`` at its line) is the user's value, not a default:
+        # the finding lands on that line, and names the other key's default
+        said = [k for k in ("bf16", "fp16") if g(k) is not None]
+        if said:
+            other = "fp16" if said[0] == "bf16" else "bf16"
+            # "hf: bf16 = False ...": the key as written, first (lint --fix edits it there);
+            # the other key's default named without parentheses, which the fix reader refuses
+            default = value_of("hf.fp16") if other == "fp16" else value_of("hf.bf16")
+            rest = (f" and {other} = {g(other)}" if other in said else
+                    f"; {other} not set: {default} by default, transformers/training_args.py")
+            ctx.set("job.precision.mode", "fp32", (said[0],), f"hf: {said[0]} = {g(said[0])}{rest}")
+        else:
+            fill(m, "job.precision.mode", "hf.precision", ctx.file, value="fp32")
     for key, fact in (
         ("per_device_train_batch_size", "job.batch.micro"),
         ("gradient_accumulation_steps", "job.batch.accumulation"),
@@ -57,6 +69,9 @@ def read_trainer(ctx: Ctx) -> None:
             ctx.set(fact, n, (key,), f"hf: {key}")
         else:
             fill(m, fact, f"hf.{key}", ctx.file)
+    m.batch_derived = (ctx.file, ctx.line("per_device_train_batch_size"),
+                       "hf: the Trainer has no global-batch setting; it derives the global batch as "
+                       "per_device_train_batch_size x devices x gradient_accumulation_steps")
     strategy = str(g("save_strategy") or value_of("hf.save_strategy")).lower()
     if strategy == "no":
         ctx.set("job.checkpoint.enabled", False, ("save_strategy",), "hf: save_strategy = no")
@@ -77,11 +92,7 @@ def read_trainer(ctx: Ctx) -> None:
                 ctx.set("job.checkpoint.interval_steps", ss, ("save_steps",), "hf: save_steps")
             elif g("save_steps") is None:
                 fill(m, "job.checkpoint.interval_steps", "hf.save_steps", ctx.file)
-    rfc = g("resume_from_checkpoint")
-    if rfc not in (None, False, ""):
-        ctx.set(
-            "job.checkpoint.resume", True, ("resume_from_checkpoint",), "hf: resume_from_checkpoint"
-        )
+    resume(ctx)
     if c.as_bool(g("save_only_model")):
         ctx.set(
             "job.checkpoint.resume",
@@ -130,6 +141,28 @@ def read_trainer(ctx: Ctx) -> None:
         from validator.jobs import deepspeed
 
         deepspeed.read(ctx, ("deepspeed",))
+
+
+def resume(ctx: Ctx) -> None:
+    """CKPT-03 as the Trainer does it (transformers/trainer.py, ``Trainer.train``): ``True``
+    loads the last checkpoint in output_dir (``get_last_checkpoint``), a path loads that one
+    checkpoint however old (a restart goes back to it: not the latest), and left out the
+    Trainer starts from step 0 (the default, cited)."""
+    rfc = ctx.get("resume_from_checkpoint")
+    flag = c.as_bool(rfc)
+    key = ("resume_from_checkpoint",)
+    if flag is True:
+        ctx.set("job.checkpoint.resume", True, key,
+                "hf: resume_from_checkpoint = True (the last checkpoint in output_dir)")
+    elif flag is False or (rfc is None and ctx.line("resume_from_checkpoint")):
+        ctx.set("job.checkpoint.resume", False, key, f"hf: resume_from_checkpoint = {rfc}")
+    elif rfc is not None:
+        ctx.set("job.checkpoint.resume", False, key,
+                f"hf: resume_from_checkpoint = {rfc} (one fixed checkpoint, not the latest: a restart "
+                "reloads it and loses every step after it; True resumes from the latest in output_dir)")
+    else:
+        fill(ctx.model, "job.checkpoint.resume", "hf.resume_from_checkpoint", ctx.file, value=False,
+             why=": a restart trains from step 0")
 
 
 # Whether the Trainer logs grad_norm at max_grad_norm 0 depends on the release, read in

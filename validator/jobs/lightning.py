@@ -103,6 +103,11 @@ def read(ctx: Ctx, *, nemo: bool = False) -> None:
         tpath = ()
     if tpath is not None:
         _trainer(ctx, tpath, nemo)
+        if not nemo:  # NeMo sets model.global_batch_size (its own rule, _nemo)
+            line = ctx.line(*tpath, "accumulate_grad_batches") or (ctx.line(*tpath) if tpath else None)
+            m.batch_derived = (ctx.file, line,
+                               "lightning: the Trainer has no global-batch setting; it derives the global batch "
+                               "as the dataloader's batch size x accumulate_grad_batches x world size")
     if tpath == ("trainer",):
         from validator.jobs import keycheck
 

@@ -161,6 +161,10 @@ class JobModel:
         # say a host framework runs it): no periodic metrics line of DeepSpeed's own, so the
         # interval is another framework's of the job, the host's, or never (_logging)
         self.unlogged: tuple[str, bool] | None = None
+        # a framework with no global-batch setting (HF Trainer, Lightning): its file, the
+        # micro-batch key's line and the framework's rule in words; BATCH-01 is then decided
+        # by that rule unless another file of the job sets a global batch (_batch)
+        self.batch_derived: tuple[str | None, int | None, str] | None = None
 
     # -- what readers call --------------------------------------------------------------
     def set(
@@ -322,6 +326,7 @@ class JobModel:
         self.origins = origins or {}
         self._from_set(gpu_count, step_time_s)
         self._parallel()
+        self._batch()
         self._precision()
         self._checkpoint()
         self._logging()
@@ -410,6 +415,15 @@ class JobModel:
                     e.line,
                     f"world size / (tp x pp x cp) = {ws} / {size}",
                 )
+
+    def _batch(self) -> None:
+        """A job whose framework derives the global batch (no file of it sets one, and no
+        other framework of it has a batch rule) has ``job.batch.rule`` = ``derived``, with
+        the framework's rule as its source: BATCH-01 is decided by it, not skipped."""
+        if self.batch_derived is None or "job.batch.global" in self.entries or "job.batch.rule" in self.entries:
+            return
+        file, line, why = self.batch_derived
+        self.set("job.batch.rule", "derived", file, line, why)
 
     def _precision(self) -> None:
         bucket = self.lists.get("job.precision.modes", [])

@@ -132,7 +132,9 @@ class HtmlRenderer:
             f"at {_e(report.generated_at)}. Status meanings: pass (met), fail (a MUST not met), warn "
             "(a SHOULD not met), skip (not applicable), error (could not be checked; never counted "
             f"as a pass). {'Conformant' if s.conformant else 'Not conformant'}: "
-            "no fail and no MUST error remain outside an active waiver.</p></footer>\n"
+            "no fail and no MUST error remain outside an active waiver, and every MUST requirement "
+            "with findings was judged (one whose findings are all skips is not judged: INCOMPLETE)."
+            "</p></footer>\n"
         )
         w("</main>\n</body>\n</html>\n")
         stream.write("".join(parts))
@@ -166,6 +168,9 @@ class HtmlRenderer:
         covered = "every scope and requirement of the spec" if scope.complete else (
             f"{' and '.join(scope.scopes) or 'no'} scope: {coverage_text(report, scope)}")
         write(f'<p class="covers"><strong>This report covers</strong> {_e(covered)}.')
+        if scope.not_judged:
+            write(f' <span class="muted">Not judged (every finding a skip, each with its reason below): '
+                  f'{", ".join(_id(r) for r in scope.not_judged)}.</span>')
         if scope.not_evaluated:
             write(f' <span class="muted">Not evaluated: {", ".join(_id(r) for r in scope.not_evaluated)}.</span>')
         write("</p>\n")
@@ -313,8 +318,10 @@ class HtmlRenderer:
             doc = docs.get(rid)
             mine = per_req.get(rid, [])
             tally = Counter(c.outcome for c in mine)
+            # a cell whose findings are all skips judged nothing: "not judged", never a pass
             across = ", ".join(
-                f"{n} {o}" for o, n in sorted(tally.items(), key=lambda t: cov.OUTCOMES.index(t[0]))
+                f"{n} {'not judged' if o == 'skip' else o}"
+                for o, n in sorted(tally.items(), key=lambda t: cov.OUTCOMES.index(t[0]))
             )
             overall = cov.outcome([f for c in mine for f in c.findings])
             level = doc.level if doc else next((c.findings[0].level for c in mine), "")

@@ -101,15 +101,19 @@ class MarkdownRenderer:
 
         s = report.summary
         head, _, scope = verdict_text(report).partition(" (")
-        verdict = ("✅ " if s.conformant else "❌ ") + f"**{cell(head)}**" + (f" ({cell(scope)}" if scope else "")
+        icon = "✅ " if s.conformant else "➖ " if s.incomplete else "❌ "  # noqa: RUF001 - an icon
+        verdict = icon + f"**{cell(head)}**" + (f" ({cell(scope)}" if scope else "")
         n_subj = len(report.subjects)
         waived = [f for f in report.findings if f.waiver]
         note = cov.profile_note(report, code, cell)
         note = f" {note}" if note else ""
         w(f"### spec-check {cell(report.command)}: {verdict}{note}\n\n")
-        failing, n_waived = cov.problem_counts(report)
+        _, n_waived = cov.problem_counts(report)
+        # the table's own counts (a "failing" count of fails and MUST errors sat above a
+        # table that counted every error: two numbers for one thing)
+        counts = ", ".join(f"{s.counts[st.value]} {st.value}" for st in (Status.FAIL, Status.ERROR, Status.WARN))
         w(
-            f"{failing} failing" + (f" ({n_waived} waived)" if n_waived else "") + " · "
+            counts + (f" ({n_waived} waived)" if n_waived else "") + " · "
             f"{n_subj} subject{'s' if n_subj != 1 else ''} · rule pack {cell(report.rule_pack.get('id'))} "
             f"{code(str(report.rule_pack.get('digest', ''))[:19])} · spec-check {cell(report.tool_version)} · "
             f"{cell(report.generated_at)}"
@@ -194,6 +198,7 @@ class MarkdownRenderer:
             by_rule: dict[str, Counter[str]] = {}
             subjects: dict[str, set[str]] = {}
             holds: dict[str, list[str]] = {}  # what holds where the rule passed, as the terminal says it
+            whys: dict[str, list[str]] = {}  # why it was skipped: every skip shows its reason
             for f in rest_ok:
                 by_rule.setdefault(f.rule, Counter())[f.status.value] += 1
                 subjects.setdefault(f.rule, set()).add(f.subject)
@@ -201,17 +206,21 @@ class MarkdownRenderer:
                 text = holds_text(f)[0] if f.status is Status.PASS else ""
                 if text and text not in held:
                     held.append(text)
+                why = whys.setdefault(f.rule, [])
+                if f.status is Status.SKIP and f.message not in why:
+                    why.append(f.message)
             w(
                 f"<details><summary>{len(rest_ok)} passed or skipped, by rule</summary>\n\n"
-                f"| what holds | rule | {ICON['pass']} pass | {ICON['skip']} skip | subjects |\n"
-                "|---|---|---:|---:|---:|\n"
+                f"| what holds | rule | {ICON['pass']} pass | {ICON['skip']} skip | why skipped | subjects |\n"
+                "|---|---|---:|---:|---|---:|\n"
             )
             rules = sorted(by_rule)
             for i, rule in enumerate(rules):
                 c = by_rule[rule]
                 said = holds[rule][:2] + (["…"] if len(holds[rule]) > 2 else [])
+                why = whys[rule][:2] + ([f"… ({len(whys[rule]) - 2} more reasons)"] if len(whys[rule]) > 2 else [])
                 row = (f"| {cell('; '.join(said))} | {code(rule)} | {c['pass']} | {c['skip']} "
-                       f"| {len(subjects[rule])} |\n")
+                       f"| {cell('; '.join(why))} | {len(subjects[rule])} |\n")
                 if not w.fits(row, _RESERVE // 4):
                     left_out.append(f"{len(rules) - i} of {len(rules)} rules that passed or skipped")
                     break
@@ -226,13 +235,20 @@ class MarkdownRenderer:
         for rid in reqs:
             mine = per_req.get(rid, [])
             if mine:
+                # a subject whose findings of the requirement are all skips judged nothing:
+                # it is "not judged", counted apart, never among the conformant
+                judged = [c for c in mine if c.outcome != "skip"]
+                overall = cov.outcome([f for c in mine for f in c.findings])
+                label = f"{ICON['skip']} not judged" if overall == "skip" else ICON[overall]
+                nj = len(mine) - len(judged)
                 rows.append(
-                    f"| {rid} | {ICON[cov.outcome([f for c in mine for f in c.findings])]} | "
-                    f"{sum(1 for c in mine if c.conformant)}/{len(mine)} |\n"
+                    f"| {rid} | {label} | "
+                    f"{sum(1 for c in judged if c.conformant)}/{len(judged)} | {nj} |\n"
                 )
         coverage = (
-            "<details><summary>Requirement coverage</summary>\n\n| requirement | outcome | subjects conformant |\n"
-            "|---|:---:|---:|\n" + "".join(rows) + "\n</details>\n"
+            "<details><summary>Requirement coverage</summary>\n\n"
+            "| requirement | outcome | subjects conformant (of those judged) | subjects not judged (only skips) |\n"
+            "|---|:---:|---:|---:|\n" + "".join(rows) + "\n</details>\n"
         )
         if rows and w.fits(coverage, 400):
             w(coverage)

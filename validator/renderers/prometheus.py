@@ -2,8 +2,9 @@
 
 Write it atomically (``-o /var/lib/node_exporter/textfile/spec_check.prom``; ``-o`` goes
 through ``write_atomic``) from a cron job or Slurm prolog, and alert on
-``spec_check_requirement_conformant == 0`` or on a stale
-``spec_check_last_run_timestamp_seconds``. All series are gauges: each run replaces the
+``spec_check_requirement_conformant == 0``, on ``spec_check_requirement_not_judged`` (a
+requirement whose findings are all skips: no ``conformant`` series is exported for it) or on a
+stale ``spec_check_last_run_timestamp_seconds``. All series are gauges: each run replaces the
 last. One series per (subject, requirement), labelled with the level, so a SHOULD can be
 alerted on differently from a MUST. Label values are escaped per the exposition format
 (backslash, double quote, newline), since subject names come from configs and hosts.
@@ -73,7 +74,7 @@ class PrometheusRenderer:
 
         scope = scope_of(report)
         family("spec_check_requirements_evaluated",
-               "Requirements of the spec this result has findings for (its verdict covers these).")
+               "Requirements of the spec this result judged (a finding that is not a skip).")
         out.append(f"spec_check_requirements_evaluated {len(scope.evaluated)}")
         family("spec_check_requirements_total", "Requirements in the spec.")
         out.append(f"spec_check_requirements_total {scope.total}")
@@ -100,14 +101,27 @@ class PrometheusRenderer:
             out.append(f"spec_check_subject_conformant{labels(subject=name)} {int(ok)}")
         family(
             "spec_check_requirement_conformant",
-            "1 if no unwaived fail (or MUST error) remains for the requirement on the subject.",
+            "1 if no unwaived fail (or MUST error) remains for the requirement on the subject; "
+            "absent where it was not judged (spec_check_requirement_not_judged).",
         )
+        not_judged: list[str] = []
         for name in subjects:
             for rid, c in sorted(per_subject[name], key=lambda rc: order[rc[0]]):
                 lab = labels(
                     subject=name, requirement=rid, level=level.get(rid) or c.findings[0].level
                 )
-                out.append(f"spec_check_requirement_conformant{lab} {int(c.conformant)}")
+                # findings that are all skips judged nothing: no "conformant 1" for them
+                if c.outcome == "skip":
+                    not_judged.append(lab)
+                else:
+                    out.append(f"spec_check_requirement_conformant{lab} {int(c.conformant)}")
+        family(
+            "spec_check_requirement_not_judged",
+            "1 where every finding of the requirement on the subject is a skip (not judged: no "
+            "spec_check_requirement_conformant series; a MUST not judged makes the subject not "
+            "conformant); absent where it was judged.",
+        )
+        out.extend(f"spec_check_requirement_not_judged{lab} 1" for lab in not_judged)
         family(
             "spec_check_findings",
             "Findings per subject and status (waived ones keep their status).",

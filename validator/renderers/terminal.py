@@ -73,14 +73,40 @@ def _jobs(console: object, report: Report) -> None:
     jobs = report.extra.get("jobs") or []
     if len(jobs) < 2:
         return
+    from validator.report.model import summarize
+
     print_ = console.print  # type: ignore[attr-defined]
     bad = sum(1 for j in jobs if not j.get("conformant"))
     print_(f"\n[bold]Jobs[/] ({len(jobs)}, {bad} not conformant)")
+    by_job: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        by_job.setdefault(f.subject, []).append(f)
     for j in jobs:
-        verdict = "[green]conformant[/]" if j.get("conformant") else "[red]NOT CONFORMANT[/]"
+        # a job whose only shortfall is a MUST not judged (all skips) is INCOMPLETE, not failing
+        incomplete = not j.get("conformant") and summarize(by_job.get(str(j.get("name")), [])).incomplete
+        verdict = ("[green]conformant[/]" if j.get("conformant") else
+                   "[yellow]INCOMPLETE[/]" if incomplete else "[red]NOT CONFORMANT[/]")
         files = [f for f in j.get("files", []) if f != j.get("name")]
         also = f" + {escape(', '.join(files))}" if files else ""
         print_(f"  {verdict} {escape(str(j.get('name')))}{also}", soft_wrap=True)
+
+
+def _not_judged(console: Any, report: Report, reqs: tuple[str, ...]) -> None:
+    """Each MUST requirement whose findings were all skips, with every reason its rules gave
+    (a quiet lint shows no skip lines): the evidence that would let it be judged."""
+    from validator.renderers.escape import rich as escape
+
+    console.print("\n[bold]Not judged[/] (MUST requirements whose findings are all skips: give what each "
+                  "reason names)")
+    wanted = set(reqs)
+    reasons: dict[str, dict[str, list[str]]] = {}
+    for f in report.findings:
+        if f.requirement in wanted and f.status is Status.SKIP:
+            reasons.setdefault(f.requirement, {}).setdefault(f.message, []).append(f.rule)
+    for req in reqs:
+        for why, rules in list(reasons.get(req, {}).items())[:4]:
+            names = ", ".join(dict.fromkeys(rules))
+            console.print(f"[yellow]NOT JUDGED[/] {escape(req)} ({escape(names)}): {escape(why)}", soft_wrap=True)
 
 
 def _too_wide(console: Any, table: Any) -> bool:
@@ -170,7 +196,7 @@ class TerminalRenderer:
         scope = scope_of(report)
         verdict = verdict_text(report, scope)
         note = cov.profile_note(report)
-        style = "bold green" if s.conformant else "bold red"
+        style = "bold green" if s.conformant else "bold yellow" if s.incomplete else "bold red"
         by_subject: dict[str, list[Finding]] = {}
         for f in report.findings:  # one pass: a 10,000-host result must not be scanned per host
             by_subject.setdefault(f.subject, []).append(f)
@@ -197,13 +223,15 @@ class TerminalRenderer:
             console.print("\n[bold]What to do[/] (by rule: MUST failures, MUST errors, SHOULD warnings, waived last)")
             for g in groups:
                 self._fix(console, g)
+        if s.not_judged:
+            _not_judged(console, report, s.not_judged)
         for line in cov.fleet_summary(report):
             console.print(f"[bold]fleet:[/] {escape(line)}")
         _jobs(console, report)
         counts = ", ".join(f"{s.counts[st.value]} {st.value}" for st in STATUS_ORDER)
-        failing, n_waived = cov.problem_counts(report)
+        _, n_waived = cov.problem_counts(report)
         if n_waived:
-            counts += f" ({failing} failing, {n_waived} waived)"
+            counts += f" ({n_waived} of them waived or known: not counted)"
         if quiet and (s.counts["pass"] or s.counts["skip"]):
             counts += " (--show passes lists the passes and skips)"
         console.print(f"\n{counts}")

@@ -149,7 +149,10 @@ class Coverage(_Coverage, total=False):
     """What the verdict covers: conformance to the whole spec only when complete."""
 
     scopes_not_evaluated: list[Scope]
-    requirements_not_evaluated: list[str]
+    requirements_not_evaluated: Annotated[list[str], Keywords(description="requirements with no finding")]
+    requirements_not_judged: Annotated[list[str], Keywords(
+        description="requirements whose findings are all skips: not judged, never counted as conformant")]
+    ignored: Annotated[list[str], Keywords(description="rule or requirement ID prefixes --ignore left out")]
 
 
 class _JobVerdict(TypedDict):
@@ -294,9 +297,13 @@ class Finding:
     def waived(self) -> bool:
         """Under an active waiver: still shown as observed, but out of the verdict. The one
         definition every verdict, renderer and diff uses (an expired waiver changes nothing).
-        Only a fail or warn: an error is an unknown, which no waiver accepts, even one a
-        result recorded by an older version carries."""
-        return bool(self.waiver and self.waiver.get("active")) and self.status in (Status.FAIL, Status.WARN)
+        A fail or warn; an error only when a ``--baseline`` recorded it with the same reason
+        (``report/baseline.py``): no waiver file accepts an unknown."""
+        waiver = self.waiver
+        if not (waiver and waiver.get("active")):
+            return False
+        return self.status in (Status.FAIL, Status.WARN) or (
+            self.status is Status.ERROR and bool(waiver.get("baseline")))
 
     @property
     def against_verdict(self) -> bool:
@@ -423,6 +430,11 @@ class Subject:
 class Summary:
     counts: dict[str, int]  # status -> findings
     conformant: bool
+    # MUST requirements with findings on a subject that are all skips there: not judged, so
+    # the run is not conformant (its verdict is INCOMPLETE when nothing else fails)
+    not_judged: tuple[str, ...] = ()
+    # a fail or MUST error outside a waiver: NOT CONFORMANT (else INCOMPLETE, when not_judged)
+    problems: bool = False
 
     # the JSON, in place of the fields: the counts by status, their total, the verdict, and
     # (added by renderers/json_.py) the verdict in words and what it covers
@@ -430,29 +442,51 @@ class Summary:
         **{s.value: Annotated[int, REQUIRED, Keywords(minimum=0)] for s in Status},
         "total": Annotated[int, REQUIRED, Keywords(minimum=0)],
         "conformant": Annotated[bool, REQUIRED],
+        "not_judged": Annotated[list[str], Keywords(description=(
+            "MUST requirements whose findings on some subject are all skips: not judged, so the "
+            "result is not conformant (its verdict says INCOMPLETE when nothing else fails)"))],
         "verdict": Annotated[str, Keywords(description="the verdict in words, naming what it covers")],
         "coverage": Coverage,
     }
 
+    @property
+    def incomplete(self) -> bool:
+        """Not conformant only because a MUST requirement was not judged (verdict INCOMPLETE)."""
+        return bool(self.not_judged) and not self.problems
+
     def to_dict(self, *, findings: bool = True) -> dict[str, Any]:
         """The JSON result; ``findings=False`` leaves ``"findings"`` an empty list in its
         place, for a writer that converts the findings one at a time."""
-        return {**self.counts, "total": sum(self.counts.values()), "conformant": self.conformant}
+        return {**self.counts, "total": sum(self.counts.values()), "conformant": self.conformant,
+                "not_judged": list(self.not_judged)}
 
 
 def summarize(findings: tuple[Finding, ...] | list[Finding]) -> Summary:
     """Counts per status, and whether the findings are conformant.
 
-    Not conformant: any ``fail``, or any ``error`` on a MUST rule (unknown is never pass).
-    A finding under an active waiver does not count against conformance.
+    Not conformant: any ``fail``, or any ``error`` on a MUST rule (unknown is never pass),
+    or a MUST requirement *not judged*: on some subject every finding of it is a ``skip``
+    (a rule that looked and could not apply judges nothing; a CONFORMANT over it would claim
+    what was never checked). A finding under an active waiver does not count against
+    conformance.
     """
     counts = {s.value: 0 for s in Status}
-    conformant = True
+    problems = False
+    judged: set[tuple[str, str]] = set()
+    skipped: dict[tuple[str, str], str] = {}  # (subject, requirement) with a MUST skip
+    skip, must = Status.SKIP, Level.MUST
     for f in findings:
-        counts[f.status.value] += 1
+        st = f.status
+        counts[st.value] += 1
+        if st is skip:
+            if f.level == must:
+                skipped[(f.subject, f.requirement)] = f.requirement
+            continue
+        judged.add((f.subject, f.requirement))
         if f.against_verdict:
-            conformant = False
-    return Summary(counts, conformant)
+            problems = True
+    not_judged = tuple(dict.fromkeys(r for k, r in skipped.items() if k not in judged))
+    return Summary(counts, not problems and not not_judged, not_judged, problems)
 
 
 @dataclass(frozen=True)

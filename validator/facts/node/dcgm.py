@@ -13,9 +13,9 @@ many minutes, and a diagnostic loads the GPUs. The JSON, per DCGM's own schema
 DCGM's documentation says the JSON has no published stable schema (reference/diagnostics/
 errors.html): both shapes are read, anything else is an error value naming what was found.
 
-States: ``dcgm.diag_status`` is ``ran``, ``not requested`` or ``dcgmi not found`` (a skip
-for the rules), or an error value (dcgmi hung past its deadline, exited with no JSON, or
-answered a shape of neither version: unknown is never pass).
+States: ``dcgm.diag_status`` is ``ran`` or ``not requested`` (a skip for the rules), or an
+error value (asked for with ``--dcgm-diag`` where dcgmi is not installed, dcgmi hung past its
+deadline, exited with no JSON, or answered a shape of neither version: unknown is never pass).
 """
 
 from __future__ import annotations
@@ -63,8 +63,11 @@ def collect(ctx: Context) -> dict[str, Fact]:
 
     exe = shutil.which("dcgmi")
     if exe is None:
-        return {"dcgm.diag_status": value("dcgmi not found", source="PATH: DCGM is not installed"),
-                "dcgm.tests": items([], source=src)}
+        # asked for and not run: an error, not a skip (a prolog relying on it would lose its
+        # GPU test unseen, with a conformant exit code)
+        why = f"dcgmi not found on PATH: --dcgm-diag {level} asked for a DCGM diagnostic that could not run"
+        return {"dcgm.diag_status": error(why, source="PATH: DCGM is not installed"),
+                "dcgm.tests": error(why, source=src)}
     return run(exe, level)
 
 
