@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System packages the test suite exercises for real: sshd and iperf3 in network
 # namespaces (cluster tests), a Slurm controller and node daemon with munge (slurm
-# transport), and Debian's Chromium (HTML report rendering). Debian/Ubuntu, as root or
+# transport), Debian's Chromium (HTML report rendering), and jq with OpenSSL (the documented
+# verification of a DSSE envelope without spec-check). Debian/Ubuntu, as root or
 # with sudo. Tests that need a missing one skip and say why.
 set -euo pipefail
 SUDO=""
@@ -10,6 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   iproute2 iputils-ping openssh-server openssh-client iperf3 \
+  jq openssl \
   slurm-wlm munge \
   chromium \
   >/dev/null

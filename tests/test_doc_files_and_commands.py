@@ -180,6 +180,9 @@ def command_lines(doc: Path) -> list[str]:
 # command lines a test runs from the doc itself (the test reads the doc's block)
 RUN_FROM_DOC = {
     "README.md": ("tests/ship/test_setup.py", ("python3 -m venv .venv", "bash scripts/install-system-deps.sh")),
+    # the DSSE verification without spec-check, run as written on a real envelope
+    "docs/reports.md": ("tests/reports/test_dsse.py", (
+        "type=$(jq", "jq -r", "printf 'DSSEv1", "cat payload.json", "openssl pkeyutl")),
     "docs/deploy.md": ("tests/ship/test_container.py", (
         "set -eu", "image=", "out=", 'mkdir -p "$out/facts"', "srun ")),
 }

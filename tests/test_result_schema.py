@@ -1,13 +1,16 @@
 """spec/result.schema.json is generated from the result model (validator/report/model.py) and says
-what the hand-written result/2 schema said, plus the optional keys result/3 added (ADDED_IN_3) (tests/fixtures/results/result-2.handwritten.schema.json,
-the file as released in 0.2.0): the same shape, and the same verdict on every result in the
-repository and on results mutated where a result can go wrong."""
+what the hand-written result/2 schema said (tests/fixtures/results/result-2.handwritten.schema.json,
+the file as released in 0.2.0) plus what result/3 added (ADDED_IN_3 in the summary, each finding's
+optional stable "id", a waiver's own ID, granted date and the day it was judged on): the same shape,
+and the same verdict on every result in the repository and on results mutated where a result can go
+wrong."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,7 +56,8 @@ VERSIONS = ("spec-check/result/2", "spec-check/result/3")
 
 
 def _as_released(schema: Any) -> Any:
-    """The generated schema less what result/3 added, under result/2's version."""
+    """The generated schema less what result/3 added (the summary's keys, the finding id and a
+    waiver's own ID, granted date and the day it was judged on), under result/2's version."""
     out = copy.deepcopy(schema)
     for path in ADDED_IN_3:
         node = out
@@ -62,6 +66,10 @@ def _as_released(schema: Any) -> Any:
         del node["properties"][path[-1]]
     out["properties"]["schema"] = {"const": VERSIONS[0]}
     out["$id"] = OLD["$id"]
+    out["$defs"]["finding"]["properties"].pop("id")
+    waiver = out["$defs"]["finding"]["properties"]["waiver"]["oneOf"][1]["properties"]
+    for key in ("waiver_id", "granted", "as_of"):
+        waiver.pop(key)
     return out
 
 
@@ -84,6 +92,8 @@ def test_what_result_3_added_is_checked() -> None:
             node = node[key]
         node[path[-1]] = bad
         assert not _NEW_V.is_valid(d), path
+    assert NEW["$defs"]["finding"]["properties"]["id"] == {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+    assert "id" not in NEW["$defs"]["finding"].get("required", [])  # older results have none
 
 
 def test_the_generator_can_fail() -> None:
@@ -107,8 +117,8 @@ _NEW_V = jsonschema.Draft202012Validator(NEW)
 
 def _verdicts(doc: Any) -> tuple[bool, bool]:
     """The released schema's verdict and the generated one's on the same result: the keys
-    result/3 added taken out (test_what_result_3_added_is_checked checks those), and the
-    version each schema names."""
+    result/3 added to the summary taken out (test_what_result_3_added_is_checked checks those),
+    finding ids checked by hand on the result/2 side, and the version each schema names."""
     old, new = copy.deepcopy(doc), copy.deepcopy(doc)
     for d in (old, new):
         summary = d.get("summary") if isinstance(d, dict) else None
@@ -118,9 +128,14 @@ def _verdicts(doc: Any) -> tuple[bool, bool]:
                 node = node.get(key) if isinstance(node, dict) else None
             if isinstance(node, dict):
                 node.pop(path[-1], None)
-    if isinstance(doc, dict) and doc.get("schema") in VERSIONS:
+    if isinstance(doc, dict) and isinstance(doc.get("schema"), str) and doc["schema"].startswith("spec-check/result/"):
         old["schema"], new["schema"] = VERSIONS
-    return _OLD_V.is_valid(old), _NEW_V.is_valid(new)
+    ids_ok = True  # result/3's finding id, checked by hand on the result/2 side
+    for f in old.get("findings", []) if isinstance(old, dict) and isinstance(old.get("findings"), list) else []:
+        if isinstance(f, dict) and "id" in f:
+            fid = f.pop("id")
+            ids_ok = ids_ok and isinstance(fid, str) and re.fullmatch("[0-9a-f]{32}", fid) is not None
+    return _OLD_V.is_valid(old) and ids_ok, _NEW_V.is_valid(new)
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=lambda p: str(p.relative_to(ROOT)))

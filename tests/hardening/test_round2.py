@@ -41,7 +41,8 @@ def test_html_rewaived_after_signing_says_so_beside_the_banner(tmp_path: Path, k
     waivers.write_text("waivers:\n  - id: MEM-01.ecc-disabled\n    subject: '*'\n"
                        "    justification: lab node\n    approver: ops\n    expires: 2099-01-01\n")
     html = tmp_path / "r.html"
-    r = spec_check("report", str(signed), "--format", "html", "--waivers", str(waivers), "-o", str(html))
+    r = spec_check("report", str(signed), "--key", f"{keypair}.pub", "--format", "html", "--waivers", str(waivers),
+                   "-o", str(html))
     assert r.returncode == 0, r.stderr
     text = html.read_text()
     banner = text[text.index('<div class="signed">'):]

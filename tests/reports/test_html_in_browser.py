@@ -166,6 +166,10 @@ def test_signed_result_shows_key_time_and_the_verify_command(tmp_path: Path) -> 
     assert block["signed_at"] == "2026-11-18T11:06:40Z"  # SOURCE_DATE_EPOCH
     assert cli("report", signed, "--format", "html", "-o", page).returncode == 0
     got = probe(tmp_path, page.read_text())
+    assert got["signed"].startswith("Signature not verified.")  # no --key: never called signed
+    assert cli("report", signed, "--key", tmp_path / "provider.pub", "--format", "html", "-o", page).returncode == 0
+    got = probe(tmp_path, page.read_text())
+    assert got["signed"].startswith("Signed result, signature verified")
     assert block["key_fingerprint"] in got["signed"] and "signed at 2026-11-18T11:06:40Z" in got["signed"]
     command = re.search(r"spec-check verify \S+ --key \S+", got["signed"])
     assert command and command.group(0) == "spec-check verify node.signed.json --key PROVIDER.pub"

@@ -11,7 +11,7 @@ import pytest
 from tests.reports.conftest import make_report, real_result, spec_check
 from validator.renderers import available
 from validator.report.diffing import diff_reports
-from validator.report.model import Status
+from validator.report.model import Status, finding_id
 
 
 @pytest.mark.parametrize("fmt", sorted(available()))
@@ -42,7 +42,7 @@ def test_report_on_real_result(tmp_path):
         ("", "invalid JSON"),
         ("[1, 2]", "expected an object"),
         ('{"schema": "spec-check/facts/1", "facts": {}}', 'schema "spec-check/facts/1"'),
-        ('{"version": "2.1.0", "runs": []}', 'no "schema" key'),
+        ('{"version": "2.1.0", "runs": []}', 'a SARIF log, not a spec-check result'),
         ('{"schema": "spec-check/result/1"}', '"command" missing'),
         (None, "findings[0].status: unknown status"),
         (None, "findings[1].rule: expected a JSON string, got null"),
@@ -250,3 +250,18 @@ def test_diff_waiver_only_changes_and_noise():
     d2 = diff_reports(old, new, tolerance=0.0)
     (m,) = d2.measurement_changes
     assert m["delta"] == 3.8  # rounded, not 3.8000000000000114
+
+
+def test_a_fixed_waived_failure_counts_as_fixed():
+    """OLD: a fail under an active waiver; NEW: the same finding passes. The waiver hid it,
+    the fix removed it: one fixed (0.2 said "0 fixed"). Waived in both: not fixed."""
+    old = make_report()
+    w = {"id": "MEM-01.ecc-disabled", "subject": "n2", "justification": "x", "approver": "y",
+         "expires": "2099-01-01", "active": True}
+    target = next(f for f in old.findings if f.rule == "MEM-01.ecc-disabled" and f.status is Status.FAIL)
+    waived = old.with_findings(tuple(replace(f, waiver=w) if f is target else f for f in old.findings))
+    passed = old.with_findings(tuple(replace(f, status=Status.PASS) if f is target else f for f in old.findings))
+    d = diff_reports(waived, passed)
+    assert [x["rule"] for x in d.fixed] == ["MEM-01.ecc-disabled"] and not d.new_failures
+    assert d.fixed[0]["id"] == finding_id(target.rule, target.subject, target.item)
+    assert diff_reports(waived, waived).fixed == []

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.reports.conftest import make_report, real_result, spec_check
+from tests.reports.conftest import ROOT, make_report, real_result, spec_check
 from validator.errors import SpecCheckError
 from validator.report.model import Finding, Location, Status
-from validator.report.waivers import apply_waivers, load_waivers, subject_matches, today_utc
+from validator.report.waivers import WaiverFileError, apply_waivers, load_waivers, subject_matches, today_utc
 
 KNOWN = SimpleNamespace(
     rules=[SimpleNamespace(id="NET-01.fabric-port-slow"), SimpleNamespace(id="MEM-01.ecc-disabled")]
@@ -71,8 +71,15 @@ def test_active_waiver_makes_conformant(tmp_path):
         "approver": "ops@example.com",
         "expires": "2027-01-31",
         "active": True,
+        "waiver_id": waivers[0].key,  # derived: W- + 12 hex of rule, subject, expiry
+        "granted": None,
+        "as_of": "2026-11-18",  # the day it was judged active on
     }
+    assert waivers[0].key.startswith("W-") and len(waivers[0].key) == 14
     assert out.summary.conformant
+    record = out.extra["waivers"]  # what judged the waivers, kept in the result
+    assert record["as_of"] == "2026-11-18" and record["files"][0]["sha256"].startswith("sha256:")
+    assert record["waivers"][0]["waiver_id"] == waivers[0].key
 
 
 @pytest.mark.parametrize(
@@ -358,3 +365,40 @@ def test_an_error_recorded_as_waived_by_an_older_version_still_counts():
     f = replace(finding(status=Status.ERROR), waiver={"id": "NET-01", "active": True})
     assert not f.waived and f.against_verdict
     assert summarize((f,)).conformant is False
+
+
+
+def test_granted_and_waiver_id_recorded_and_checked(tmp_path):
+    text = ("waivers:\n  - id: NET-01\n    subject: n2\n    justification: RMA open\n"
+            "    approver: ops@example.com\n    expires: 2027-01-31\n    granted: 2026-11-01\n"
+            "    waiver_id: WVR-17\n")
+    (w,) = load_waivers(write(tmp_path, text), KNOWN, REQS)
+    assert w.key == "WVR-17" and w.granted == date(2026, 11, 1)
+    twice = text + text.replace("waivers:\n", "")
+    with pytest.raises(WaiverFileError, match="also waivers"):
+        load_waivers(write(tmp_path, twice), KNOWN, REQS)
+    with pytest.raises(WaiverFileError, match="after its expiry"):
+        load_waivers(write(tmp_path, text.replace("2026-11-01", "2028-01-01")), KNOWN, REQS)
+
+
+def test_report_judges_waivers_as_of_the_result_unless_asked(tmp_path):
+    """A result rendered a month later shows the waivers that were active when it was
+    made; --as-of asks for another day."""
+    from tests.reports.conftest import spec_check
+
+    facts = ROOT / "tests/fixtures/facts/dgx_h100_ecc_off.json"
+    result = tmp_path / "r.json"
+    env = {"SOURCE_DATE_EPOCH": "1795000000"}  # 2026-11-18
+    assert spec_check("check", "--facts", facts, "--format", "json", "-o", result, env=env).returncode == 1
+    wfile = tmp_path / "w.yaml"
+    wfile.write_text("waivers:\n  - id: MEM-01.ecc-disabled\n    subject: '*'\n    justification: lab\n"
+                     "    approver: ops\n    expires: 2026-12-15\n")
+    later = {"SOURCE_DATE_EPOCH": "1799000000"}  # 2027-01-03: the waiver has expired by now
+    proc = spec_check("report", result, "--waivers", wfile, "--format", "json", env=later)
+    doc = json.loads(proc.stdout)
+    assert doc["extra"]["waivers"]["as_of"] == "2026-11-18" and doc["summary"]["conformant"]
+    proc = spec_check("report", result, "--waivers", wfile, "--as-of", "today", "--format", "json", env=later)
+    doc = json.loads(proc.stdout)
+    assert doc["extra"]["waivers"]["as_of"] == "2027-01-03" and not doc["summary"]["conformant"]
+    proc = spec_check("report", result, "--as-of", "2027-01-01")
+    assert proc.returncode == 2 and "add --waivers" in proc.stderr

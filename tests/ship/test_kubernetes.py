@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from tests.ship.util import ROOT
+from validator.versions import RESULT_SCHEMA
 
 kv = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is a test extra: pip install -e '.[test]'")
 
@@ -187,7 +188,7 @@ def test_pool_jobs_probe_then_evaluate_and_keep_the_json_result(tmp_path: Path) 
     r = run_script(evaluate["args"][0], env, {"/results": str(results)}, tmp_path)
     assert r.returncode == 0, r.stderr
     result = json.loads((results / "result.json").read_text())
-    assert result["command"] == "cluster" and result["schema"] == "spec-check/result/3"
+    assert result["command"] == "cluster" and result["schema"] == RESULT_SCHEMA
     # hosts are named by rule (docs/cluster.md): by subject name, or, where the recordings
     # share one (both pods probed this machine), each by its file name
     recorded = [json.loads((results / "facts" / f"{n}.json").read_text())["subject"]["name"]

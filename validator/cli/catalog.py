@@ -155,6 +155,36 @@ def show(requirement: str | None, spec_version: str, fmt: str) -> None:
         click.echo("")
 
 
+@spec.command("export", short_help="The catalogue in a format other tools read (OSCAL catalog).")
+@click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["oscal-catalog"]), required=True,
+              help="oscal-catalog: an OSCAL 1.0.6 catalog, every requirement a control.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write to FILE (atomically) instead of stdout.")
+def export(spec_version: str, fmt: str, output: Path | None) -> None:
+    """Export the requirement catalogue: every requirement a control with its ID, statement,
+    level and thresholds as parameters, generated from spec/ (the control IDs that
+    `--format oscal` assessment results name).
+
+    \b
+    Example:
+      spec-check spec export --format oscal-catalog -o spec-v1.0.oscal.json
+    """
+    from validator import __version__
+    from validator.clock import now_utc
+    from validator.report.oscal_catalog import catalog
+    from validator.rules.spec import load_spec
+
+    text = json.dumps(catalog(load_spec(spec_version), now_utc(), __version__), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from validator.io.atomic import write_atomic
+
+        write_atomic(output, text)
+        click.echo(f"spec-check: wrote {fmt} to {output} ({len(text.encode()):,} bytes)", err=True)
+
+
 @spec.command("sample-profile", short_help="Print an annotated profile, valid as printed.")
 @click.option("--spec-version", default=DEFAULT_SPEC_VERSION, show_default=True)
 def sample_profile(spec_version: str) -> None:

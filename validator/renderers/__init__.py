@@ -53,6 +53,8 @@ OUTPUTS: tuple[OutputFormat, ...] = (
                  "one self-contained page", shows_signature=True, optional=True),
     OutputFormat("prometheus", "validator.renderers.prometheus:PrometheusRenderer", ".prom",
                  "text/plain; version=0.0.4", "node_exporter textfile metrics", optional=True),
+    OutputFormat("oscal", "validator.renderers.oscal:OscalRenderer", ".oscal.json", "application/json",
+                 "OSCAL 1.0.6 assessment results, for GRC tools", optional=True),
 )
 BY_NAME: dict[str, OutputFormat] = {o.name: o for o in OUTPUTS}
 

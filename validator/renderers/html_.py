@@ -281,13 +281,20 @@ class HtmlRenderer:
             return
         file = sig.get("file") or "RESULT.json"
         cmd = f"spec-check verify {file} --key PROVIDER.pub"
+        who = (f"Key fingerprint <code>{_e(sig.get('key_fingerprint'))}</code>, "
+               f"signed at {_e(sig.get('signed_at') or 'an unrecorded time (signed by an older version)')} "
+               f"({_e(sig.get('algorithm', 'ed25519'))}).")
+        if sig.get("verified"):
+            head = ('<div class="signed"><strong>Signed result, signature verified</strong> when this page '
+                    f"was rendered. {who} This page is not itself signed: verify the JSON with "
+                    f"<code>{_e(cmd)}</code> (exit 0: intact and signed by that key).")
+        else:  # never "signed" on a signature nobody checked
+            head = ('<div class="signed unverified"><strong>Signature not verified.</strong> The result '
+                    f"carries a signature block that was not checked when this page was rendered. {who} "
+                    f"Verify the JSON with <code>{_e(cmd)}</code> (exit 0: intact and signed by that key) "
+                    "or render it with <code>spec-check report --key PROVIDER.pub</code>.")
         write(
-            '<div class="signed"><strong>Signed result.</strong> '
-            f"Key fingerprint <code>{_e(sig.get('key_fingerprint'))}</code>, "
-            f"signed at {_e(sig.get('signed_at') or 'an unrecorded time (signed by an older version)')} "
-            f"({_e(sig.get('algorithm', 'ed25519'))}). This page is rendered from that result and is not "
-            f"itself signed: verify the JSON with <code>{_e(cmd)}</code> "
-            "(exit 0: intact and signed by that key)."
+            head
             + (f' <strong class="altered">Not as signed:</strong> {_e(sig["altered"])}'
                + (f'; the signed result is <strong>{_e(sig["signed_verdict"])}</strong>.'
                   if sig.get("signed_verdict") else ".")

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, TextIO
 
-from validator.report.model import Finding, Report, Subject, gc_paused
+from validator.report.model import Finding, Report, Subject, finding_ids, gc_paused
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -206,11 +206,16 @@ def result_document(report: Report, *, findings: bool = True, subjects: bool = T
     return doc
 
 
+def _finding_dict(pair: tuple[Finding, str]) -> JSONValue:
+    return pair[0].to_dict(pair[1])
+
+
 class JsonRenderer:
     def render(self, report: Report, stream: TextIO) -> None:
         doc = result_document(report, findings=False, subjects=False)
         doc["subjects"] = _Lazy(report.subjects, Subject.to_dict)  # a fleet's 25,000 hosts
-        doc["findings"] = _Lazy(report.findings, Finding.to_dict)
+        # each finding with its stable ID (finding_ids: item#2 for a repeated rule/subject/item)
+        doc["findings"] = _Lazy(list(zip(report.findings, finding_ids(report.findings), strict=True)), _finding_dict)
         w = _Indented(stream.write)
         with gc_paused():  # the result's dicts and chunks: many objects, no cycles
             w.write(doc, 0)

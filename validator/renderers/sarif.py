@@ -20,13 +20,12 @@ waiver adds no suppression. Validated against the official OASIS schema in tests
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from validator.renderers._paths import finding_path
 from validator.renderers.scope import scope_of, verdict_text
-from validator.report.model import Finding, Level, Report, Status
+from validator.report.model import Finding, Level, Report, Status, finding_id, finding_ids
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -37,9 +36,9 @@ _LEVEL = {Status.FAIL: "error", Status.ERROR: "error"}
 
 
 def fingerprint(f: Finding) -> str:
-    """A stable identity for code-scanning dedup: rule, subject and item, hashed."""
-    key = "\x1f".join((f.rule, f.subject, f.item or ""))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    """A stable identity for code-scanning dedup: the finding's ID (rule, subject and item,
+    hashed: ``model.finding_id``), the same in the JSON result, diff and OSCAL."""
+    return finding_id(f.rule, f.subject, f.item)
 
 
 def _uri(path: str) -> str:
@@ -95,7 +94,7 @@ class SarifRenderer:
                 }
             )
         results = []
-        for f in report.findings:
+        for f, fid in zip(report.findings, finding_ids(report.findings), strict=True):
             if f.status not in (Status.FAIL, Status.WARN, Status.ERROR):
                 continue
             if f.rule not in index:
@@ -125,7 +124,7 @@ class SarifRenderer:
                     "observed": f.observed,
                     "expected": f.expected,
                 },
-                "partialFingerprints": {"specCheckFinding/v1": fingerprint(f)},
+                "partialFingerprints": {"specCheckFinding/v1": fid},
             }
             if report.command == "lint":  # a lint subject is a job: its entry point
                 result["properties"]["job"] = f.subject

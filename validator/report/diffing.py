@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from validator.report.model import Finding, Report
+from validator.report.model import Finding, Report, Status, finding_id
 from validator.versions import DIFF_SCHEMA
 
 if TYPE_CHECKING:
@@ -58,8 +58,14 @@ def keyed(findings: tuple[Finding, ...]) -> dict[Key, Finding]:
     return out
 
 
+def _waived_problem(f: Finding) -> bool:
+    """A fail that an active waiver keeps out of the verdict (no waiver accepts an error)."""
+    return f.waived and f.status is Status.FAIL
+
+
 def _brief(key: Key, f: Finding) -> dict[str, JSONValue]:
     d: dict[str, JSONValue] = {
+        "id": finding_id(key[1], key[0], key[2]),  # the finding's ID in both results
         "subject": key[0],
         "rule": key[1],
         "item": key[2] or None,
@@ -214,7 +220,10 @@ def diff_reports(
         extra = {"was": of.status.value, **({"change": note} if note else {})}
         if nf.against_verdict and not of.against_verdict:
             d.new_failures.append({**_brief(key, nf), **extra})
-        elif of.against_verdict and not nf.against_verdict:
+        elif ((of.against_verdict or _waived_problem(of)) and not nf.against_verdict
+              and not (_waived_problem(of) and _waived_problem(nf))):
+            # a failure now waived, and a waived failure that now passes (the waiver hid it,
+            # the fix removed it), are fixed; one waived in both is not
             d.fixed.append({**_brief(key, nf), **extra})
         elif of.against_verdict and nf.against_verdict:
             d.still_failing += 1

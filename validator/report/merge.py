@@ -71,7 +71,7 @@ def merge_reports(items: list[tuple[str, Report]], *, generated_at: str) -> Repo
             selection.setdefault(k, [])
             selection[k] += [x for x in v if x not in selection[k]]
         for k, v in rep.extra.items():
-            if k == "merged_from":
+            if k in ("merged_from", "waivers"):  # each input's own waiver record: in merged_from
                 continue
             if isinstance(v, list) and isinstance(extra.get(k), list):
                 extra[k] = [*extra[k], *v]  # e.g. the jobs of two lint results
@@ -79,7 +79,8 @@ def merge_reports(items: list[tuple[str, Report]], *, generated_at: str) -> Repo
                 extra.setdefault(k, v)
     extra["merged_from"] = [
         {"file": file, "command": rep.command, "generated_at": rep.generated_at,
-         "subjects": len(rep.subjects), "conformant": rep.summary.conformant}
+         "subjects": len(rep.subjects), "conformant": rep.summary.conformant,
+         **({"waivers": rep.extra["waivers"]} if "waivers" in rep.extra else {})}
         for file, rep in items
     ]
     commands = list(dict.fromkeys(rep.command for _, rep in items))

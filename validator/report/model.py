@@ -90,6 +90,7 @@ COMMAND = Form("command", r"[a-z][a-z-]{0,31}", published="")
 RULE = Form("rule", r"[A-Z]{2,5}-\d{2}\.[a-z0-9]+(?:-[a-z0-9]+)*", published=r"^[A-Z]{2,5}-\d{2}\.[a-z0-9-]+$")
 REQUIREMENT = Form("requirement", r"[A-Z]{2,5}-\d{2}")
 DIGEST = Form("digest", r"sha256:[0-9a-f]{64}")
+FINDING_ID = Form("finding id", r"[0-9a-f]{32}")
 FORMS = {f.name: f for f in (SPEC_VERSION, TOOL_VERSION, GENERATED_AT, COMMAND, RULE, REQUIREMENT, DIGEST)}
 
 
@@ -120,6 +121,9 @@ class Waiver(_Waiver, total=False):
     justification: str
     approver: str
     expires: str
+    waiver_id: str  # the waiver's own identity: written in the file, or derived from id and subject
+    granted: str | None  # when it was granted (YYYY-MM-DD), where the file says
+    as_of: str  # the day its expiry was judged on (``active``): the run's, or ``report --as-of``
 
 
 class _Folded(TypedDict):
@@ -241,7 +245,10 @@ class Finding:
         "is the cluster."))] = None
 
     # in the JSON, not a field: "error" for a MUST, "warning" for a SHOULD (the property below)
-    JSON_COMPUTED: ClassVar[dict[str, Any]] = {"severity": Annotated[Literal["error", "warning"], REQUIRED]}
+    JSON_COMPUTED: ClassVar[dict[str, Any]] = {
+        "severity": Annotated[Literal["error", "warning"], REQUIRED],
+        "id": Annotated[str, FINDING_ID],
+    }
 
     @property
     def severity(self) -> str:
@@ -270,10 +277,11 @@ class Finding:
     def sort_key(self) -> tuple[str, str, str, str]:
         return (self.subject, self.requirement, self.rule, self.item or "")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, fid: str | None = None) -> dict[str, Any]:
         # a dict display, not dataclasses.asdict (which deep-copies every value) nor a loop
         # over fields(): a 10,000-node cluster result has 330,000 findings. The key order
-        # is the fields' order plus "severity" (test_finding_dict_keys_follow_the_fields)
+        # is the fields' order plus "severity", then "id" (``finding_ids``) where given
+        # (test_finding_dict_keys_follow_the_fields)
         loc, waiver = self.location, self.waiver
         out = {
             "rule": self.rule,
@@ -295,7 +303,32 @@ class Finding:
         }
         if self.folded is not None:  # only on folded findings: other results keep their bytes
             out["folded"] = dict(self.folded)
+        if fid is not None:
+            out["id"] = fid
         return out
+
+
+def finding_id(rule: str, subject: str, item: str | None) -> str:
+    """A finding's identity across runs: the first 32 hex digits of the SHA-256 of rule,
+    subject and item (joined by U+001F). The same finding in next month's result has the
+    same ID whatever its status, observed value or line; ``diff``, the SARIF
+    ``partialFingerprints`` and OSCAL read it."""
+    import hashlib
+
+    return hashlib.sha256("\x1f".join((rule, subject, item or "")).encode("utf-8")).hexdigest()[:32]
+
+
+def finding_ids(findings: tuple[Finding, ...] | list[Finding]) -> list[str]:
+    """Each finding's ID, in order. Two findings of one rule on one subject and item (two
+    lines of one config) are told apart as ``item#2``, ``item#3`` in the order the result
+    lists them, as ``diff`` pairs them."""
+    seen: dict[tuple[str, str, str], int] = {}
+    out = []
+    for f in findings:
+        base = (f.rule, f.subject, f.item or "")
+        n = seen[base] = seen.get(base, 0) + 1
+        out.append(finding_id(f.rule, f.subject, base[2] if n == 1 else f"{base[2]}#{n}"))
+    return out
 
 
 # A folded finding stands for many verdicts of one rule that share a status and an
@@ -467,7 +500,8 @@ class Report:
             # 25,000 in a fleet result: no asdict
             "subjects": [s.to_dict() for s in self.subjects] if subjects else [],
             "summary": self.summary.to_dict(),
-            "findings": [f.to_dict() for f in self.findings] if findings else [],
+            "findings": [f.to_dict(i) for f, i in zip(self.findings, finding_ids(self.findings), strict=True)]
+            if findings else [],
             "rules": [_flat_dict(r) for r in self.rules],
             "requirements": [_flat_dict(r) for r in self.requirements],
             **({"extra": self.extra} if self.extra else {}),

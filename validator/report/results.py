@@ -70,6 +70,11 @@ def check_result(data: JSONValue, where: str) -> dict[str, JSONValue]:
             f"not a spec-check result (a JSON {type(data).__name__}, expected an object)",
             file=where,
         )
+    if "schema" not in data:  # another format handed over for a result: say which, and what to pass
+        other = _other_format(data)
+        if other:
+            raise SpecCheckError(f"{other}, not a spec-check result: pass the JSON result spec-check wrote "
+                                 "(--format json)", file=where)
     why = unreadable("result", data.get("schema"))  # older versions are read; newer ones refused
     if why:
         raise SpecCheckError(why, file=where)
@@ -80,6 +85,19 @@ def check_result(data: JSONValue, where: str) -> dict[str, JSONValue]:
             )
     _Check(where).result(data)
     return data
+
+
+def _other_format(data: dict[str, JSONValue]) -> str | None:
+    """What a document that is not a result is, where its own keys say so."""
+    for key in ("assessment-results", "catalog", "profile", "system-security-plan", "component-definition",
+                "assessment-plan", "plan-of-action-and-milestones"):
+        if key in data:
+            return f"an OSCAL {key} document"
+    if "payloadType" in data and "signatures" in data:
+        return "a DSSE envelope (verify it with `spec-check verify`; its predicate is the result)"
+    if "runs" in data and "version" in data:
+        return "a SARIF log"
+    return None
 
 
 _TOP = {

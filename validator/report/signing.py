@@ -8,11 +8,14 @@ was changed after the run. What is signed:
   ``subjects[].facts_digest``, ``rule_pack.digest``, the parameters, the summary and the
   timestamps), together with the signature block's own metadata (algorithm, key
   fingerprint, covered keys) — nothing in the file can change without breaking it;
-* in canonical form: UTF-8 JSON with keys sorted, no whitespace (``separators=(",",
-  ":")``), non-ASCII kept as is; prefixed with a domain tag so a signature over a result
-  can never be replayed as a signature over anything else. Re-indenting the file does
-  not break the signature; changing any value does.
+* in canonical form: the JSON Canonicalization Scheme of RFC 8785 (``rfc8785``, a
+  library other verifiers have in their own languages), prefixed with a domain tag so a
+  signature over a result can never be replayed as a signature over anything else.
+  Re-indenting the file does not break the signature; changing any value does. Results
+  signed before 0.3.0 name ``spec-check/canonical-json/1`` (Python's sorted compact
+  ``json.dumps``) and still verify under it.
 
+The in-toto/DSSE form of the same evidence is ``validator/report/envelope.py``.
 ``cryptography`` is imported here only, and only when a key is used.
 """
 
@@ -33,7 +36,8 @@ if TYPE_CHECKING:  # cryptography is imported only where a key is read
     from validator.report.model import JSONValue
 
 ALGORITHM = "ed25519"
-CANONICALIZATION = "spec-check/canonical-json/1"  # sorted keys, compact, UTF-8
+CANONICALIZATION = "RFC8785"  # the JSON Canonicalization Scheme (what new signatures use)
+LEGACY_CANONICALIZATION = "spec-check/canonical-json/1"  # sorted keys, compact, UTF-8 (0.1.0-0.2.x)
 DOMAIN = b"spec-check/signed-result/1\n"
 SIGNED_KEYS_NOTE = "the whole result except signature.value"
 
@@ -42,23 +46,36 @@ class KeyFileError(SpecCheckError):
     """A key file that is missing, unreadable or not the expected kind of key."""
 
 
-def canonical(obj: JSONValue) -> bytes:
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+def canonical(obj: JSONValue, scheme: str = CANONICALIZATION) -> bytes:
+    """The bytes a signature covers: RFC 8785 (JCS), or for a result signed before 0.3.0
+    the sorted compact ``json.dumps`` it was signed over. NaN and infinities are refused
+    (ValueError) by both."""
+    if scheme == LEGACY_CANONICALIZATION:
+        return json.dumps(
+            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
+    import rfc8785
+
+    try:
+        return rfc8785.dumps(obj)
+    except rfc8785.CanonicalizationError as exc:  # NaN, infinities, integers past 2**53
+        raise ValueError(str(exc)) from None
 
 
 def payload(document: dict[str, JSONValue], meta: dict[str, JSONValue]) -> bytes:
     body = {k: v for k, v in document.items() if k != "signature"}
-    return DOMAIN + canonical({"result": body, "signature": meta})
+    scheme = meta.get("canonicalization")
+    return DOMAIN + canonical({"result": body, "signature": meta},
+                              LEGACY_CANONICALIZATION if scheme == LEGACY_CANONICALIZATION else CANONICALIZATION)
 
 
 def fingerprint(raw_public: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw_public).hexdigest()
 
 
-def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
-    """Write PREFIX.key (PKCS#8 PEM, mode 0600) and PREFIX.pub (SubjectPublicKeyInfo PEM)."""
+def keygen(prefix: str, *, force: bool = False, passphrase: bytes | None = None) -> tuple[Path, Path]:
+    """Write PREFIX.key (PKCS#8 PEM, mode 0600; encrypted with ``passphrase`` when one is
+    given, by the best scheme ``cryptography`` has) and PREFIX.pub (SubjectPublicKeyInfo PEM)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -69,9 +86,10 @@ def keygen(prefix: str, *, force: bool = False) -> tuple[Path, Path]:
                 "already exists; refusing to overwrite a key (use --force)", file=str(p)
             )
     key = Ed25519PrivateKey.generate()
-    private_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    encryption: serialization.KeySerializationEncryption = (
+        serialization.BestAvailableEncryption(passphrase) if passphrase else serialization.NoEncryption()
     )
+    private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
     public_pem = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
@@ -89,17 +107,23 @@ def _read_key_bytes(path: Path) -> bytes:
         raise KeyFileError(exc.problem, file=str(path)) from None
 
 
-def load_private_key(path: Path) -> Ed25519PrivateKey:
+def load_private_key(path: Path, passphrase: bytes | None = None) -> Ed25519PrivateKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     data = _read_key_bytes(path)
     if b"PUBLIC KEY" in data:
         raise KeyFileError("is a public key; sign with the private PREFIX.key", file=str(path))
+    encrypted = b"ENCRYPTED PRIVATE KEY" in data
+    if encrypted and not passphrase:
+        raise KeyFileError("is encrypted; give its passphrase with --passphrase-env NAME or "
+                           "--passphrase-file FILE", file=str(path))
     try:
-        key = serialization.load_pem_private_key(data, password=None)
+        key = serialization.load_pem_private_key(data, password=passphrase if encrypted else None)
     except (ValueError, TypeError) as exc:
-        raise KeyFileError(f"not an unencrypted PEM private key ({exc})", file=str(path)) from None
+        if encrypted:
+            raise KeyFileError("cannot be decrypted with this passphrase (or is damaged)", file=str(path)) from None
+        raise KeyFileError(f"not a PEM private key ({exc})", file=str(path)) from None
     if not isinstance(key, Ed25519PrivateKey):
         raise KeyFileError(f"not an Ed25519 key ({type(key).__name__})", file=str(path))
     return key
@@ -121,22 +145,23 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
     return key
 
 
-def _raw_public(public_key: Ed25519PublicKey) -> bytes:
+def raw_public(public_key: Ed25519PublicKey) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
     raw: bytes = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return raw
 
 
-def sign_document(document: dict[str, JSONValue], key_path: Path) -> dict[str, JSONValue]:
+def sign_document(document: dict[str, JSONValue], key_path: Path,
+                  passphrase: bytes | None = None) -> dict[str, JSONValue]:
     """The document with a ``signature`` block (an existing one is replaced)."""
     from validator.clock import now_utc
 
-    key = load_private_key(key_path)
+    key = load_private_key(key_path, passphrase)
     body = {k: v for k, v in document.items() if k != "signature"}
     meta = {
         "algorithm": ALGORITHM,
-        "key_fingerprint": fingerprint(_raw_public(key.public_key())),
+        "key_fingerprint": fingerprint(raw_public(key.public_key())),
         "canonicalization": CANONICALIZATION,
         "covers": sorted(body),
         "signed_at": now_utc(),  # shown by the HTML report beside the key fingerprint
@@ -170,13 +195,14 @@ def verify_document(document: JSONValue, key_path: Path, where: str) -> str | No
         return "the signature block is not an object"
     if block.get("algorithm") != ALGORITHM:
         return f'signature algorithm is "{block.get("algorithm")}", not {ALGORITHM}'
-    if block.get("canonicalization") != CANONICALIZATION:
-        return f'canonicalization is "{block.get("canonicalization")}", not {CANONICALIZATION}'
+    if block.get("canonicalization") not in (CANONICALIZATION, LEGACY_CANONICALIZATION):
+        return (f'canonicalization is "{block.get("canonicalization")}", not {CANONICALIZATION} '
+                f"(or {LEGACY_CANONICALIZATION})")
     try:
         sig = base64.b64decode(str(block.get("value", "")), validate=True)
     except ValueError:
         return "the signature value is not base64"
-    want = fingerprint(_raw_public(key))
+    want = fingerprint(raw_public(key))
     if block.get("key_fingerprint") != want:
         return f"signed by another key ({block.get('key_fingerprint')}, this key is {want})"
     body = {k: v for k, v in document.items() if k != "signature"}

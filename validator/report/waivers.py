@@ -15,6 +15,13 @@ The file (YAML; a top-level list, or a mapping with ``waivers:``)::
         justification: 200G fabric until the Q3 upgrade (TICKET-1234)
         approver: jane.doe@example.com
         expires: 2026-12-31              # inclusive, UTC
+        granted: 2026-06-30              # optional: when it was approved
+        waiver_id: WVR-0042              # optional: its own ID (default: derived from id and subject)
+
+A result records what judged its waivers: the file's SHA-256, each waiver's ID and granted
+date, the day expiry was judged on and when (``extra["waivers"]``), so rendering it later
+shows the same waivers active (``report --waivers`` judges them as of the result's own date
+unless ``--as-of`` says otherwise).
 
 IDs are exact, not prefixes: a waiver is an audited exception, and ``NET`` would silently
 waive rules added later. An ID the rule pack does not know is an error at file:line (a
@@ -44,6 +51,8 @@ GPU_UUID = re.compile(r"^(GPU|MIG)-[0-9A-Fa-f][0-9A-Fa-f-]{7,}$")
 # pass: a waiver cannot make a fact that could not be read count as judged.
 _WAIVABLE = (Status.FAIL, Status.WARN)
 _KEYS = ("id", "subject", "justification", "approver", "expires")
+_OPTIONAL = ("granted", "waiver_id")
+_OPTIONAL = ("granted", "waiver_id")
 
 
 class WaiverFileError(RuleFileError):
@@ -74,6 +83,19 @@ class Waiver:
     expires: date
     file: str = ""
     line: int | None = None
+    granted: date | None = None
+    waiver_id: str = ""
+    file_sha256: str = ""  # of the waiver file's bytes, recorded in the result
+
+    @property
+    def key(self) -> str:
+        """The waiver's own ID: as written, or ``W-`` + 12 hex of the SHA-256 of its rule or
+        requirement, subject and expiry (stable while those stay; a renewal is a new grant)."""
+        if self.waiver_id:
+            return self.waiver_id
+        import hashlib
+
+        return "W-" + hashlib.sha256(f"{self.id}\x1f{self.subject}\x1f{self.expires}".encode()).hexdigest()[:12]
 
     def active_on(self, today: date) -> bool:
         return today <= self.expires
@@ -90,6 +112,9 @@ class Waiver:
             "approver": self.approver,
             "expires": self.expires.isoformat(),
             "active": self.active_on(today),
+            "waiver_id": self.key,
+            "granted": self.granted.isoformat() if self.granted else None,
+            "as_of": today.isoformat(),
         }
 
 
@@ -163,9 +188,9 @@ def _entry(raw: object, index: int, where: str, fallback: int | None, known: set
             f"waivers[{index}]: expected a mapping with {', '.join(_KEYS)}", file=where, line=line
         )
     for key in raw:
-        if key not in _KEYS:
+        if key not in _KEYS + _OPTIONAL:
             raise WaiverFileError(
-                f'waivers[{index}]: unknown key "{key}" (allowed: {", ".join(_KEYS)})',
+                f'waivers[{index}]: unknown key "{key}" (allowed: {", ".join(_KEYS + _OPTIONAL)})',
                 file=where,
                 line=_line(raw, key),
             )
@@ -186,6 +211,18 @@ def _entry(raw: object, index: int, where: str, fallback: int | None, known: set
             file=where,
             line=_line(raw, "expires"),
         )
+    granted = None
+    if raw.get("granted") is not None:
+        granted = _date(raw["granted"])
+        if granted is None or granted > expires:
+            raise WaiverFileError(
+                f"waivers[{index}].granted: " + ("not a date (write YYYY-MM-DD)" if granted is None
+                                                 else "after its expiry"),
+                file=where, line=_line(raw, "granted"))
+    own = raw.get("waiver_id")
+    if own is not None and (not isinstance(own, str) or not own.strip()):
+        raise WaiverFileError(f"waivers[{index}].waiver_id: must be a non-empty string",
+                              file=where, line=_line(raw, "waiver_id"))
     wid = raw["id"].strip()
     if wid not in known:
         close = difflib.get_close_matches(wid, sorted(known), n=4, cutoff=0.6)
@@ -205,6 +242,8 @@ def _entry(raw: object, index: int, where: str, fallback: int | None, known: set
         expires,
         where,
         line,
+        granted,
+        own.strip() if isinstance(own, str) else "",
     )
 
 
@@ -238,10 +277,27 @@ def load_waivers(path: Path, pack: _PackLike, spec: _SpecLike) -> tuple[Waiver, 
         )
     known = {r.id for r in pack.rules} | {q.id for q in spec.requirements}
     item_lines = getattr(entries, "item_lines", [])
-    return tuple(
+    loaded = tuple(
         _entry(raw, i, where, item_lines[i] if i < len(item_lines) else None, known)
         for i, raw in enumerate(entries)
     )
+    seen: dict[str, int] = {}
+    for i, w in enumerate(loaded):
+        if w.waiver_id and w.key in seen:
+            raise WaiverFileError(f"waivers[{i}]: waiver_id {w.key} is also waivers[{seen[w.key]}]'s "
+                                  "(give each waiver its own waiver_id)", file=where, line=w.line)
+        if w.waiver_id:
+            seen[w.key] = i
+    digest = _file_sha256(Path(path))
+    return tuple(replace(w, file_sha256=digest) for w in loaded)
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    from validator.io.safeio import CAPS, read_bytes
+
+    return "sha256:" + hashlib.sha256(read_bytes(path, cap=CAPS["YAML file"], what="waiver file")).hexdigest()
 
 
 def _stderr(message: str) -> None:
@@ -271,6 +327,17 @@ def apply_waivers(
     waivers = tuple(waivers)
     day = today or today_utc()
     matched: set[int] = set()
+    from validator.clock import now_utc
+
+    files = sorted({(w.file, w.file_sha256) for w in waivers})
+    record: dict[str, JSONValue] = {
+        "files": [{"file": f, "sha256": d or None} for f, d in files],
+        "as_of": day.isoformat(),
+        "evaluated_at": now_utc(),
+        "waivers": [{"waiver_id": w.key, "id": w.id, "subject": w.subject,
+                     "granted": w.granted.isoformat() if w.granted else None,
+                     "expires": w.expires.isoformat(), "active": w.active_on(day)} for w in waivers],
+    }
 
     def pick(f: Finding) -> dict[str, JSONValue] | None:
         hits = [
@@ -297,4 +364,5 @@ def apply_waivers(
             ],
         }
         report = replace(report, extra=extra)
+    report = replace(report, extra={**report.extra, "waivers": record})
     return report.with_findings(findings)
