@@ -83,9 +83,11 @@ def common_options(func: F) -> F:
 
 def show_option() -> Callable[[F], F]:
     return click.option(
-        "--show", "show", multiple=True, type=click.Choice(["passes"]), metavar="passes",
-        help="`--show passes` also lists the checks that passed, one line each; by default a report "
-             "lists the problems and counts the passes in one line.")
+        "--show", "show", multiple=True, type=click.Choice(["passes", "folded"]), metavar="passes|folded",
+        help="`--show passes` also lists the checks that passed, one line each; `--show folded` folds "
+             "them into one line per rule with its count of subjects and range of values (the HTML "
+             "report's default); by default the terminal and Markdown reports list the problems and "
+             "count the passes in one line.")
 
 
 def baseline_option() -> Callable[[F], F]:

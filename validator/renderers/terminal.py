@@ -131,10 +131,11 @@ class TerminalRenderer:
     bytes (tests/reports/test_plain_layout.py); off, or where it cannot, rich writes it."""
 
     def __init__(self, *, verbose: bool = False, width: int | None = None, show_passes: bool = False,
-                 reuse: bool = True, plain: bool = True):
+                 reuse: bool = True, plain: bool = True, show_folded: bool = False):
         self.verbose = verbose
         self.width = width
         self.show_passes = show_passes
+        self.show_folded = show_folded and not show_passes  # passes one line per rule
         self.reuse = reuse
         self.plain = plain
         self._tables: Tables | None = None  # the rich path's current render's table layouts
