@@ -87,9 +87,11 @@ class _Capped:
 
 
 class MarkdownRenderer:
-    def __init__(self, *, max_chars: int = MAX_CHARS, show_passes: bool = False, **_: object) -> None:
+    def __init__(self, *, max_chars: int = MAX_CHARS, show_passes: bool = False, show_folded: bool = False,
+                 **_: object) -> None:
         self.max_chars = max_chars
         self.show_passes = show_passes
+        self.show_folded = show_folded and not show_passes  # the passes, one row per rule
 
     def render(self, report: Report, stream: TextIO) -> None:
         w = _Capped(self.max_chars)
@@ -147,6 +149,8 @@ class MarkdownRenderer:
 
         if len(cov.subject_names(report)) > 1:
             self._subject_lines(report, w, self.show_passes)
+        if self.show_folded:
+            self._passes_folded(report, w)
         order = {st: i for i, st in enumerate(STATUS_ORDER)}
         problems = sorted(
             (f for f in report.findings if f.status in (Status.FAIL, Status.ERROR, Status.WARN)),
@@ -260,6 +264,23 @@ class MarkdownRenderer:
                 + "; ".join(left_out)
                 + ". The JSON result (`--format json`) and the HTML report have every finding.\n"
             )
+
+    @staticmethod
+    def _passes_folded(report: Report, w: _Capped) -> None:
+        """``--show folded``: the passes, one row per rule with its subjects and values seen."""
+        from validator.renderers.auditor import fold_passes
+
+        folds = fold_passes(report.findings)
+        if not folds:
+            return
+        w("#### Passed, folded by rule\n\n| rule | subjects | passes | values seen |\n|---|---:|---:|---|\n")
+        for i, f in enumerate(folds):
+            row = f"| {code(f.rule)} | {f.subject_count} | {f.verdicts} | {cell(f.values())} |\n"
+            if not w.fits(row, _RESERVE * 2):
+                w(f"| … {len(folds) - i} more rules | | | |\n")
+                break
+            w(row)
+        w("\n")
 
     @staticmethod
     def _subject_lines(report: Report, w: _Capped, show_passes: bool = False) -> None:

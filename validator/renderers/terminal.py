@@ -228,6 +228,8 @@ class TerminalRenderer:
                 if not rows:
                     continue
             self._subject_table(console, subject, rows)
+        if self.show_folded:
+            self._folded(console, report)
         groups = fix_groups(report)
         if groups:
             console.print("\n[bold]What to do[/] (by rule: MUST failures, MUST errors, SHOULD warnings, waived last)")
@@ -245,6 +247,21 @@ class TerminalRenderer:
         console.print(f"\n{counts}")
         # the verdict is the last line, whole (a terminal wraps it; grep and `tail -1` see one line)
         console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
+
+    @staticmethod
+    def _folded(console: Any, report: Report) -> None:
+        """``--show folded``: the passes, one line per rule with its subjects and values seen."""
+        from validator.renderers.auditor import fold_passes
+        from validator.renderers.escape import rich as escape
+
+        folds = fold_passes(report.findings)
+        if not folds:
+            return
+        console.print(f"\n[bold]Passed[/], folded by rule ({sum(f.verdicts for f in folds):,} passes)")
+        for f in folds:
+            values = f.values()
+            console.print(f"[green]PASS  [/] {escape(f.rule)}: {f.verdicts:,} on {f.subject_count:,} "
+                          f"subject{'s' if f.subject_count != 1 else ''}" + (f"; {escape(values)}" if values else ""))
 
     def _subjects(self, console: Any, lines: list[SubjectLine]) -> None:
         from validator.renderers.escape import rich as escape
