@@ -319,7 +319,9 @@ def test_a_pass_on_nothing_to_judge_says_so_in_the_rules_words() -> None:
     assert said in wide and "Xid one of" not in wide + r.stdout
     md = run("check", "--facts", h200, "--select", "PLAT-03.xid", "--format", "markdown").stdout
     assert f"| {said} | `PLAT-03.xid-warning` |" in md
-    html = run("check", "--facts", h200, "--select", "PLAT-03.xid", "--format", "html").stdout
+    html = run("check", "--facts", h200, "--select", "PLAT-03.xid", "--format", "html", "--show", "passes").stdout
     assert "holds: no Xid event in the kernel log within the look-back but the application&#x27;s<br>" in html
+    folded = run("check", "--facts", h200, "--select", "PLAT-03.xid", "--format", "html").stdout  # one row a rule
+    assert "<td>no Xid event in the kernel log within the look-back but the application&#x27;s</td>" in folded
     # a pass on a value keeps what holds beside what was seen
     assert "PASS  persistence mode is on: true (PLAT-03.persistence-off" in r.stdout
