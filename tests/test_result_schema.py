@@ -1,9 +1,8 @@
 """spec/result.schema.json is generated from the result model (validator/report/model.py) and says
 what the hand-written result/2 schema said (tests/fixtures/results/result-2.handwritten.schema.json,
-the file as released in 0.2.0) plus what result/3 added (ADDED_IN_3 in the summary, each finding's
-optional stable "id", a waiver's own ID, granted date and the day it was judged on): the same shape,
-and the same verdict on every result in the repository and on results mutated where a result can go
-wrong."""
+the file as released in 0.2.0) plus what result/3 added (each finding's optional stable "id", a
+waiver's own fields, and what was not judged: ADDED_IN_3): the same shape, and the same verdict
+on every result in the repository and on results mutated where a result can go wrong."""
 
 from __future__ import annotations
 
@@ -45,42 +44,43 @@ def _shape(node: Any) -> Any:
     return node
 
 
-# what result/3 added to result/2 (issue 30: verdicts that claim only what was judged), each
-# optional: a reader of result/3 reads a result/2 file
+# what result/3 added to the summary (issue 30: verdicts that claim only what was judged),
+# each optional: a reader of result/3 reads a result/2 file
 ADDED_IN_3 = (
     ("summary", "not_judged"),
     ("summary", "coverage", "requirements_not_judged"),
     ("summary", "coverage", "ignored"),
 )
-VERSIONS = ("spec-check/result/2", "spec-check/result/3")
 
 
-def _as_released(schema: Any) -> Any:
-    """The generated schema less what result/3 added (the summary's keys, the finding id and a
-    waiver's own ID, granted date and the day it was judged on), under result/2's version."""
+def _as_result_2(schema: dict[str, Any]) -> dict[str, Any]:
+    """The generated schema less what result/3 added: the version const, the finding id, a
+    waiver's own ID, granted date and the day it was judged on, and the summary's not-judged keys."""
     out = copy.deepcopy(schema)
+    out["$id"] = OLD["$id"]
+    out["properties"]["schema"] = OLD["properties"]["schema"]
+    out["$defs"]["finding"]["properties"].pop("id")
+    waiver = out["$defs"]["finding"]["properties"]["waiver"]["oneOf"][1]["properties"]
+    for key in ("waiver_id", "granted", "as_of"):
+        waiver.pop(key)
     for path in ADDED_IN_3:
         node = out
         for key in path[:-1]:
             node = node["properties"][key]
         del node["properties"][path[-1]]
-    out["properties"]["schema"] = {"const": VERSIONS[0]}
-    out["$id"] = OLD["$id"]
-    out["$defs"]["finding"]["properties"].pop("id")
-    waiver = out["$defs"]["finding"]["properties"]["waiver"]["oneOf"][1]["properties"]
-    for key in ("waiver_id", "granted", "as_of"):
-        waiver.pop(key)
     return out
 
 
 def test_the_generated_schema_has_the_released_shape() -> None:
-    assert _shape(_as_released(result_schema())) == _shape(OLD)
+    assert _shape(_as_result_2(result_schema())) == _shape(OLD)
+    assert NEW["$defs"]["finding"]["properties"]["id"] == {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+    assert "id" not in NEW["$defs"]["finding"].get("required", [])  # older results have none
 
 
-def test_what_result_3_added_is_checked() -> None:
+def test_what_result_3_added_to_the_summary_is_checked() -> None:
     doc = json.loads((ROOT / "tests" / "golden" / "check_failing.json").read_text())
     doc["rule_pack"]["digest"] = "sha256:" + "0" * 64  # the golden masks it
-    assert doc["schema"] == VERSIONS[1] and _NEW_V.is_valid(doc)
+    assert doc["schema"] == "spec-check/result/3" and _NEW_V.is_valid(doc)
     doc["summary"]["not_judged"] = ["MEM-01"]
     doc["summary"]["coverage"]["requirements_not_judged"] = ["MEM-01"]
     assert _NEW_V.is_valid(doc)
@@ -92,8 +92,6 @@ def test_what_result_3_added_is_checked() -> None:
             node = node[key]
         node[path[-1]] = bad
         assert not _NEW_V.is_valid(d), path
-    assert NEW["$defs"]["finding"]["properties"]["id"] == {"type": "string", "pattern": "^[0-9a-f]{32}$"}
-    assert "id" not in NEW["$defs"]["finding"].get("required", [])  # older results have none
 
 
 def test_the_generator_can_fail() -> None:
@@ -116,9 +114,9 @@ _NEW_V = jsonschema.Draft202012Validator(NEW)
 
 
 def _verdicts(doc: Any) -> tuple[bool, bool]:
-    """The released schema's verdict and the generated one's on the same result: the keys
-    result/3 added to the summary taken out (test_what_result_3_added_is_checked checks those),
-    finding ids checked by hand on the result/2 side, and the version each schema names."""
+    """The result/2 schema's verdict on the document as result/2 (no finding ids), the
+    generated schema's on it as result/3; the summary keys result/3 added are taken out of
+    both (test_what_result_3_added_to_the_summary_is_checked checks those)."""
     old, new = copy.deepcopy(doc), copy.deepcopy(doc)
     for d in (old, new):
         summary = d.get("summary") if isinstance(d, dict) else None
@@ -129,8 +127,8 @@ def _verdicts(doc: Any) -> tuple[bool, bool]:
             if isinstance(node, dict):
                 node.pop(path[-1], None)
     if isinstance(doc, dict) and isinstance(doc.get("schema"), str) and doc["schema"].startswith("spec-check/result/"):
-        old["schema"], new["schema"] = VERSIONS
-    ids_ok = True  # result/3's finding id, checked by hand on the result/2 side
+        old["schema"], new["schema"] = "spec-check/result/2", NEW["properties"]["schema"]["const"]
+    ids_ok = True  # result/3's one addition, checked by hand on the result/2 side
     for f in old.get("findings", []) if isinstance(old, dict) and isinstance(old.get("findings"), list) else []:
         if isinstance(f, dict) and "id" in f:
             fid = f.pop("id")

@@ -146,3 +146,16 @@ def test_terminal_says_incomplete_and_every_skip_has_its_reason() -> None:
     last = text.strip().splitlines()[-1]
     assert last.startswith("INCOMPLETE"), last
     assert "observed 0" in text
+
+
+def test_a_quiet_lint_says_why_each_must_was_not_judged() -> None:
+    """A lint hides passes and skips by default; a MUST left INCOMPLETE still shows the reason
+    each of its rules skipped, so the user knows what evidence to give."""
+    r = _report((
+        _f("CKPT-02.interval-far-from-optimum", Status.SKIP, "job.yaml",
+           message="cannot work out Daly's optimum: the time per step is unknown: pass --set step_time=SECONDS"),
+        _f("MEM-02.memlock-limited", Status.PASS, "job.yaml", observed="unlimited"),
+    ), command="lint", subjects=(Subject("job.yaml", "job"),))
+    text = _render(r, "terminal")
+    assert "Not judged" in text and "pass --set step_time=SECONDS" in text and "CKPT-02" in text, text
+    assert text.strip().splitlines()[-1].startswith("INCOMPLETE")

@@ -98,6 +98,24 @@ def _jobs(console: object, report: Report) -> None:
         print_(f"  {verdict} {escape(str(j.get('name')))}{also}", soft_wrap=True)
 
 
+def _not_judged(console: Any, report: Report, reqs: tuple[str, ...]) -> None:
+    """Each MUST requirement whose findings were all skips, with every reason its rules gave
+    (a quiet lint shows no skip lines): the evidence that would let it be judged."""
+    from validator.renderers.escape import rich as escape
+
+    console.print("\n[bold]Not judged[/] (MUST requirements whose findings are all skips: give what each "
+                  "reason names)")
+    wanted = set(reqs)
+    reasons: dict[str, dict[str, list[str]]] = {}
+    for f in report.findings:
+        if f.requirement in wanted and f.status is Status.SKIP:
+            reasons.setdefault(f.requirement, {}).setdefault(f.message, []).append(f.rule)
+    for req in reqs:
+        for why, rules in list(reasons.get(req, {}).items())[:4]:
+            names = ", ".join(dict.fromkeys(rules))
+            console.print(f"[yellow]NOT JUDGED[/] {escape(req)} ({escape(names)}): {escape(why)}", soft_wrap=True)
+
+
 def _too_wide(console: Any, table: Any) -> bool:
     """Whether rich lays ``table`` out wider than the console (its column widths, as its own
     rendering works them out): a column's ``min_width`` can outgrow what the others give up."""
@@ -235,6 +253,8 @@ class TerminalRenderer:
             console.print("\n[bold]What to do[/] (by rule: MUST failures, MUST errors, SHOULD warnings, waived last)")
             for g in groups:
                 self._fix(console, g)
+        if s.not_judged:
+            _not_judged(console, report, s.not_judged)
         for line in cov.fleet_summary(report):
             console.print(f"[bold]fleet:[/] {escape(line)}")
         _jobs(console, report)
