@@ -203,3 +203,16 @@ def test_the_other_renderers_take_show_folded(fmt: str) -> None:
     plain = io.StringIO()
     get_renderer(fmt).render(_fleet_passes(), plain)
     assert "folded by rule" not in plain.getvalue()  # the default stays as it was
+
+
+def test_a_large_fleets_facts_table_stays_short_and_paths_stay_relative(tmp_path: Path, monkeypatch) -> None:
+    from validator.renderers.html_ import FACTS_ROWS
+
+    monkeypatch.chdir(tmp_path)
+    base = make_report()
+    nodes = tuple(Subject(f"n{i:03d}", "node", None, f"2026-11-{1 + i % 15:02d}T00:00:00Z",
+                          f"replay:{tmp_path}/facts/n{i:03d}.json") for i in range(FACTS_ROWS + 6))
+    facts = _section(render(replace(base, subjects=nodes)), "facts")
+    assert facts.count('<tr><th scope="row">') == FACTS_ROWS
+    assert f"{FACTS_ROWS + 6:,} nodes; facts ages from 3 d 11 h to 17 d 11 h" in facts
+    assert "replay:facts/n000.json" in facts and str(tmp_path) not in facts

@@ -24,6 +24,7 @@ from validator.report.model import STATUS_ORDER, Finding, Report, Scope, Status
 
 Write = Callable[[str], None]
 PROBLEMS = (Status.FAIL, Status.ERROR, Status.WARN)
+FACTS_ROWS = 64  # nodes in the "Facts judged" table up front; a larger fleet's range is said above it
 
 
 def _e(value: object) -> str:
@@ -68,6 +69,16 @@ def _rel(path: object) -> str:
         if not rel.startswith(".."):
             return rel
     return text
+
+
+def _source(text: str | None) -> str:
+    """A subject's source as shown: ``replay:FILE`` with the file relative as ``_rel`` makes it."""
+    if not text:
+        return ""
+    head, sep, rest = text.partition(":")
+    if sep and head.isalpha() and rest.startswith("/"):
+        return f"{head}:{_rel(rest)}"
+    return _rel(text)
 
 
 def title_of(report: Report) -> str:
@@ -230,13 +241,25 @@ class HtmlRenderer:
         from validator.renderers.problems import subject_lines
 
         rank = {ln.name: i for i, ln in enumerate(subject_lines(report))}
-        for n in sorted(rows, key=lambda x: rank.get(x.name, len(rank))):  # problems first
+        ordered = sorted(rows, key=lambda x: rank.get(x.name, len(rank)))  # problems first
+        if len(ordered) > FACTS_ROWS:  # a large fleet: the first rows, and the range of all
+            ages = [n.age for n in rows if n.age is not None]
+            oldest = max(ages) if ages else None
+            newest = min(ages) if ages else None
+            from validator.renderers.auditor import age_text
+
+            write(f'<p class="facts-range">{len(rows):,} nodes; facts ages from {_e(age_text(newest))} to '
+                  f"{_e(age_text(oldest))}; "
+                  f"{sum(1 for n in rows if n.age is None):,} without a collection time. The first "
+                  f'{FACTS_ROWS} (problems first) below; every node under <a href="#subjects">Subjects</a>.</p>\n')
+            ordered = ordered[:FACTS_ROWS]
+        for n in ordered:
             future = n.age is not None and n.age.total_seconds() < 0
             write(
                 f'<tr><th scope="row"><a href="#{_anchor("s", n.name)}">{_e(n.name)}</a></th>'
                 f"<td>{_e(n.collected_at or 'not recorded')}</td>"
                 f'<td class="age{" future" if future else ""}">{_e(n.age_text)}</td>'
-                f'<td class="ev">{_e(_rel(n.source) or "not recorded")}</td>'
+                f'<td class="ev">{_e(_source(n.source) or "not recorded")}</td>'
                 f"<td>{badge(cov.outcome(groups.get(n.name, [])))}</td></tr>\n"
             )
         write("</tbody></table></section>\n")
@@ -348,7 +371,7 @@ class HtmlRenderer:
             write(
                 f'<tr><th scope="row"><a href="#{_anchor("s", sub.name)}">{_e(sub.name)}</a></th>'
                 f"<td>{_e(sub.kind)}</td><td><code>{_e(sub.facts_digest or '')}</code></td>"
-                f'<td>{_e(sub.collected_at or "")}</td><td class="ev">{_e(_rel(sub.source))}</td>'
+                f'<td>{_e(sub.collected_at or "")}</td><td class="ev">{_e(_source(sub.source))}</td>'
                 f"<td>{badge(cov.outcome(mine))}</td></tr>\n"
             )
         write("</tbody></table></section>\n")
