@@ -216,3 +216,16 @@ def test_a_large_fleets_facts_table_stays_short_and_paths_stay_relative(tmp_path
     assert facts.count('<tr><th scope="row">') == FACTS_ROWS
     assert f"{FACTS_ROWS + 6:,} nodes; facts ages from 3 d 11 h to 17 d 11 h" in facts
     assert "replay:facts/n000.json" in facts and str(tmp_path) not in facts
+
+
+def test_terminal_and_markdown_give_each_nodes_facts_age() -> None:
+    import io
+
+    from validator.renderers import get_renderer
+
+    report = make_report()  # generated 2026-11-18T11:06:40Z, nodes collected at 10:00
+    term, md = io.StringIO(), io.StringIO()
+    get_renderer("terminal", width=200).render(report, term)
+    get_renderer("markdown").render(report, md)
+    assert re.search(r"^FAIL +n2: .*\(facts 1 h old\)$", term.getvalue(), re.M), term.getvalue()
+    assert re.search(r"^\| ❌ fail \| n2 \| .* \| 1 h \|$", md.getvalue(), re.M), md.getvalue()

@@ -286,34 +286,38 @@ class MarkdownRenderer:
     def _subject_lines(report: Report, w: _Capped, show_passes: bool = False) -> None:
         """One row per subject with problems, worst first; the rest counted in one row (one
         row each with ``--show passes``)."""
+        from validator.renderers.auditor import node_facts
         from validator.renderers.problems import subject_lines
 
         lines = subject_lines(report)
         bad = [ln for ln in lines if ln.bad]
         good = [ln for ln in lines if not ln.bad]
+        ages = {n.name: n.age_text for n in node_facts(report)}  # beside each node: its facts' age
         w(
             f"#### Subjects: {len(bad)} of {len(lines)} with problems\n\n"
-            "| | subject | findings | rules with problems |\n|---|---|---|---|\n"
+            "| | subject | findings | rules with problems | facts age |\n|---|---|---|---|---|\n"
         )
         for i, ln in enumerate(bad):
             rules = ", ".join(code(r) for r in ln.rules[:4]) + (
                 f" and {len(ln.rules) - 4} more" if len(ln.rules) > 4 else "")
-            row = f"| {ICON[ln.outcome]} {ln.outcome} | {cell(ln.name)} | {cell(ln.counts_text())} | {rules} |\n"
+            row = (f"| {ICON[ln.outcome]} {ln.outcome} | {cell(ln.name)} | {cell(ln.counts_text())} | {rules} | "
+                   f"{cell(ages.get(ln.name, ''))} |\n")
             if not w.fits(row, _RESERVE * 2):
-                w(f"| | … {len(bad) - i} more subjects with problems | | |\n")
+                w(f"| | … {len(bad) - i} more subjects with problems | | | |\n")
                 break
             w(row)
         if good and show_passes:
             for i, ln in enumerate(good):
-                row = f"| {ICON['pass']} pass | {cell(ln.name)} | {cell(ln.counts_text())} | |\n"
+                row = (f"| {ICON['pass']} pass | {cell(ln.name)} | {cell(ln.counts_text())} | | "
+                       f"{cell(ages.get(ln.name, ''))} |\n")
                 if not w.fits(row, _RESERVE * 2):
-                    w(f"| | … {len(good) - i} more subjects without problems | | |\n")
+                    w(f"| | … {len(good) - i} more subjects without problems | | | |\n")
                     break
                 w(row)
         elif good:
             n = sum(ln.counts["pass"] for ln in good)
             w(f"| {ICON['pass']} pass | {len(good)} subject{'s' if len(good) != 1 else ''} with no problems | "
-              f"{n} pass | |\n")
+              f"{n} pass | | |\n")
         w("\n")
 
     @staticmethod

@@ -234,7 +234,7 @@ class TerminalRenderer:
             # problems first: the verdict, then one line per subject, bad ones first
             console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
             lines = subject_lines(report)
-            self._subjects(console, lines)
+            self._subjects(console, lines, report)
             order = [ln.name for ln in lines if ln.name in by_subject]
         # a lint (and so the pre-commit hook) is quiet by default: its problems, each once with
         # its file:line and fix under "What to do", and one line counting the rest
@@ -283,9 +283,13 @@ class TerminalRenderer:
             console.print(f"[green]PASS  [/] {escape(f.rule)}: {f.verdicts:,} on {f.subject_count:,} "
                           f"subject{'s' if f.subject_count != 1 else ''}" + (f"; {escape(values)}" if values else ""))
 
-    def _subjects(self, console: Any, lines: list[SubjectLine]) -> None:
+    def _subjects(self, console: Any, lines: list[SubjectLine], report: Report) -> None:
+        from validator.renderers.auditor import node_facts
         from validator.renderers.escape import rich as escape
 
+        # beside each node: how old its facts were when judged
+        ages = {n.name: (f" (facts {n.age_text}" + ("" if n.age_text.startswith("dated") else " old") + ")")
+                for n in node_facts(report) if n.age is not None}
         bad = [ln for ln in lines if ln.bad]
         good = [ln for ln in lines if not ln.bad]
         console.print(f"{len(lines)} subjects: {len(bad)} with problems, {len(good)} without")
@@ -293,10 +297,11 @@ class TerminalRenderer:
             rules = ", ".join(ln.rules[:4]) + (f" and {len(ln.rules) - 4} more" if len(ln.rules) > 4 else "")
             style = STYLE.get(Status(ln.outcome), "") if ln.outcome in _STATUS_VALUES else "blue"
             console.print(f"[{style}]{ln.outcome.upper():<6}[/] {escape(ln.name)}: {escape(ln.counts_text())}"
-                          + (f": {escape(rules)}" if rules else ""))
+                          + (f": {escape(rules)}" if rules else "") + escape(ages.get(ln.name, "")))
         if good and self.show_passes:
             for ln in good:
-                console.print(f"[green]{ln.outcome.upper():<6}[/] {escape(ln.name)}: {escape(ln.counts_text())}")
+                console.print(f"[green]{ln.outcome.upper():<6}[/] {escape(ln.name)}: {escape(ln.counts_text())}"
+                              + escape(ages.get(ln.name, "")))
         elif good:
             n = sum(ln.counts["pass"] for ln in good)
             console.print(f"[green]PASS  [/] {len(good)} subject{'s' if len(good) != 1 else ''} with no "
