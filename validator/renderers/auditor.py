@@ -52,7 +52,8 @@ def age(generated_at: str | None, collected_at: str | None) -> timedelta | None:
 
 
 def age_text(delta: timedelta | None) -> str:
-    """``3 d 4 h``, ``5 h``, ``12 min``; a negative age says the facts are dated in the future."""
+    """``3 d 4 h``, ``5 h``, ``12 min``; a negative age says the facts are dated in the future
+    (``in the future: dated 2 d 3 h after the result``)."""
     if delta is None:
         return "unknown (no collection time)"
     future = delta < timedelta(0)
@@ -65,7 +66,7 @@ def age_text(delta: timedelta | None) -> str:
         text = f"{hours} h"
     else:
         text = f"{rest // 60} min"
-    return f"dated {text} after the result (in the future)" if future else text
+    return f"in the future: dated {text} after the result" if future else text
 
 
 @dataclass(frozen=True)

@@ -288,7 +288,7 @@ class TerminalRenderer:
         from validator.renderers.escape import rich as escape
 
         # beside each node: how old its facts were when judged
-        ages = {n.name: (f" (facts {n.age_text}" + ("" if n.age_text.startswith("dated") else " old") + ")")
+        ages = {n.name: (f" (facts {n.age_text}" + ("" if n.age_text.startswith("in the future") else " old") + ")")
                 for n in node_facts(report) if n.age is not None}
         bad = [ln for ln in lines if ln.bad]
         good = [ln for ln in lines if not ln.bad]
