@@ -1,51 +1,52 @@
-"""`lint --run` reading a long run, side by side with tensorboard's own event-file reader.
+"""`lint --run` reading a long run, side by side with a plain loop and tensorboard's and tbparse's readers.
 
     python bench/run_bench.py [--scalars N | --ten-million] [--files 4] [--dir /tmp/spec-check-run-bench]
-                              [--readers loader,raw,ours] [--serial] [--generate-only | --ours-only]
+                              [--readers loader,tbparse,raw,plain,ours] [--serial] [--generate-only | --ours-only]
 
 Writes a run of N scalars (default 1,000,000; ``--ten-million`` the issue's size), one per
 event as torch's SummaryWriter writes them: loss, grad_norm, tokens/s, memory and an
 unclassified name, cycling, over N/5 steps with a wall time each, as TFRecord event files.
 Then times, each in a fresh process of its own (at once unless ``--serial``):
 
-* loader: tensorboard's ``EventFileLoader`` iterating every event of the same files (the
-  issue's baseline: what TensorBoard itself reads them with);
-* raw: tensorboard's ``RawEventFileLoader`` (the same record reader, both CRCs checked) with
-  each record parsed into an Event, without the loader's conversion of every value to a
-  tensor summary: the floor of any reader built on tensorboard's;
-* ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader,
-  the families, the cadence histograms, restarts and stalls), the whole of ``lint --run``'s
-  reading.
+* loader: tensorboard's ``EventFileLoader`` iterating every event of the same files (what
+  TensorBoard itself reads them with);
+* tbparse: tbparse's ``SummaryReader``, every scalar in a DataFrame;
+* raw: tensorboard's ``RawEventFileLoader`` (its record reader, both CRCs checked, its CRC in
+  pure Python where TensorFlow is not installed) with each record parsed into an Event;
+* plain: the floor, a plain loop: struct framing, google-crc32c's C CRC-32C on both CRCs,
+  protobuf's parser for the Event message, each scalar taken out as (tag, step, time, value);
+* ours: ``validator.runs.measure.read_runs`` on the folder (the sniffing, the record reader of
+  validator/runs/events.py, the families, the cadence histograms, restarts and stalls), the
+  whole of ``lint --run``'s reading.
 
-Prints each one's CPU time (the machine's load does not move it as it moves wall time) and
-peak memory (ru_maxrss), and the ratios ours/loader and ours/raw (aim: at most 1.5; ours
-under 200 MiB whatever N).
+A reader whose package is not installed is named and left out. Prints each one's CPU time
+(the machine's load does not move it as it moves wall time) and peak memory (VmHWM, which
+starts again at exec), and the ratios ours/plain (aim: at most 2), ours/loader, ours/tbparse
+and ours/raw; ours under 200 MiB whatever N.
 
 Generating is fast: each record is framed with numpy from one template per name and step
 varint length (wall time, step and value patched in), and its CRC-32C computed column by column
-for up to 100,000 steps at once; tensorboard's own ``masked_crc32c`` is pure Python where
-TensorFlow is not installed, and no faster CRC-32C package is a dependency. The files are byte
-for byte what protobuf and tensorboard's CRC make (tests/runs/test_bench_gen.py); reading them
-still costs each reader its pure-Python CRC per record.
+for up to 100,000 steps at once. The files are byte for byte what protobuf and tensorboard's
+CRC make (tests/runs/test_bench_gen.py).
 
-Measured on 2026-11-27 on the project's 2-core VM (AMD EPYC, shared and loaded, load average
-5-11), with tensorboard 2.21.0, protobuf 7.36.2, Python 3.11:
+Measured on 2026-12-01 on the project's 2-core VM (shared and loaded, load average 8-10),
+with tensorboard 2.21.0, tbparse 0.0.9, protobuf 7.36.2, google-crc32c 1.9.0, Python 3.11,
+``--serial``:
 
-* generating 10 million scalars (566 MiB, 4 files): 5 s wall, 118 MiB peak;
-* 100,000 scalars (2 files), the three at once: loader 14.3 CPU s, raw 3.5, ours 5.0: ours/loader
-  0.35, ours/raw 1.42; peak 44-46 MiB each;
-* 1 million scalars (57 MiB), the three at once (07:44-08:03 UTC): loader 127.8 CPU s, raw
-  27.6, ours 39.1: ours/loader 0.31, ours/raw 1.41; 79 MiB peak each;
-* 10 million scalars (``--ten-million --readers raw,ours``, the two at once, 07:08-07:44 UTC):
-  raw 264.9 CPU s, 74 MiB peak; ours 377.4 CPU s, 76 MiB peak, every scalar counted: ours/raw
-  1.43. The loader was not run at 10 million here: at its 1-million rate (127.8 CPU s) it takes
-  about 1,300 CPU s, over an hour of this loaded machine's wall time; its cost is linear in the
-  records (the same reader and conversion per record), so ours/loader stays near 0.31.
+* generating 10 million scalars (566 MiB, 4 files): 21 s wall;
+* 1 million scalars (57 MiB): loader 50.7 CPU s (47 MiB peak), tbparse 24.4 (195 MiB), raw
+  16.6 (47 MiB), plain 3.6 (16 MiB), ours 6.2 (20 MiB): ours/plain 1.71, ours/loader 0.12,
+  ours/tbparse 0.25, ours/raw 0.37 (two earlier runs, plain and ours alone: 1.32 and 1.51);
+* 10 million scalars (``--ten-million --readers loader,plain,ours``): loader 492.5 CPU s
+  (65 MiB), plain 33.4 (16 MiB), ours 48.3 (20 MiB), every scalar counted: ours/plain 1.45,
+  ours/loader 0.10. tbparse was not run at 10 million: its DataFrame of every scalar took
+  195 MiB at 1 million and grows with the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import struct
 import subprocess
@@ -89,7 +90,8 @@ def _records(steps: Any, k: int, name_index: int, t0: float, table: Any) -> Any:
     protobuf encodes an Event holding one simple_value (tests/runs/test_bench_gen.py checks it
     byte for byte against protobuf and tensorboard's CRC)."""
     import numpy as np
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    from validator.runs.events import masked_crc32c
 
     name = NAMES[name_index].encode()
     value = b"\x0a" + bytes([len(name)]) + name + b"\x15"  # Value{tag, simple_value}, float follows
@@ -120,15 +122,15 @@ def generate(folder: Path, scalars: int, files: int) -> int:
     spread over ``files`` files; returns the number written. Records are framed with numpy:
     steps whose varints have the same length share one template, patched per step."""
     import numpy as np
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    from validator.runs.events import event_class, masked_crc32c
 
     folder.mkdir(parents=True, exist_ok=True)
     table = _crc32c_table()
     steps_total = -(-scalars // len(NAMES))
     per_file = -(-steps_total // files)
     t0 = 1795000000.0
-    first = event_pb2.Event(wall_time=t0, file_version="brain.Event:2").SerializeToString()
+    first = event_class()(wall_time=t0, file_version="brain.Event:2").SerializeToString()
     head = struct.pack("<Q", len(first))
     first_record = head + struct.pack("<I", masked_crc32c(head)) + first + struct.pack("<I", masked_crc32c(first))
     for k in range(files):
@@ -156,8 +158,8 @@ for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
 print(n)
 """
 
-# the floor: the same record iterator as EventFileLoader, each record parsed into an Event,
-# without EventFileLoader's migration of every value to a tensor summary
+# tensorboard's raw record reader (both CRCs checked, its CRC in pure Python where TensorFlow
+# is not installed), each record parsed into an Event
 RAW = """
 import sys, pathlib
 from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
@@ -169,6 +171,45 @@ for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
 print(n)
 """
 
+# the floor: a plain loop, struct framing, google-crc32c's C CRC-32C on both CRCs, protobuf's
+# parser for the Event message (tensorboard's generated class where it is installed), each
+# scalar taken out as (tag, step, wall time, value)
+PLAIN = """
+import sys, pathlib, struct
+import google_crc32c
+try:
+    from tensorboard.compat.proto.event_pb2 import Event
+except ImportError:
+    from validator.runs.events import event_class
+    Event = event_class()
+crc, head, tail = google_crc32c.value, struct.Struct("<QI").unpack, struct.Struct("<I").unpack_from
+n = 0
+for p in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    with open(p, "rb") as f:
+        while True:
+            h = f.read(12)
+            if len(h) < 12:
+                break
+            length, hc = head(h)
+            c = crc(h[:8])
+            assert hc == (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+            d = f.read(length + 4)
+            c = crc(d[:length])
+            assert tail(d, length)[0] == (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+            ev = Event.FromString(d[:length])
+            for v in ev.summary.value:
+                scalar = (v.tag, ev.step, ev.wall_time, v.simple_value)
+                n += 1
+print(n)
+"""
+
+# tbparse (a pandas DataFrame of every scalar), where it is installed
+TBPARSE = """
+import sys
+from tbparse import SummaryReader
+print(len(SummaryReader(sys.argv[1], pivot=False).scalars))
+"""
+
 OURS = """
 import sys, pathlib
 from validator.runs.measure import read_runs
@@ -177,16 +218,30 @@ assert not ev.errors, ev.errors
 print(sum(s.scalars for s in ev.streams))
 """
 
-READERS = {"loader": ("tensorboard EventFileLoader (events)", BASELINE),
-           "raw": ("tensorboard RawEventFileLoader + Event parse", RAW),
-           "ours": ("spec-check read_runs (scalars)", OURS)}
+READERS = {"loader": ("tensorboard EventFileLoader (events)", BASELINE, "tensorboard"),
+           "tbparse": ("tbparse SummaryReader (scalars)", TBPARSE, "tbparse"),
+           "raw": ("tensorboard RawEventFileLoader + Event parse", RAW, "tensorboard"),
+           "plain": ("plain loop: struct+google-crc32c+protobuf", PLAIN, ""),
+           "ours": ("spec-check read_runs (scalars)", OURS, "")}
+
+
+# the process's own peak resident memory: VmHWM (Linux), which starts again at exec; ru_maxrss
+# keeps the parent's peak across fork and exec (this bench's generator, or pytest's)
+PEAK = """
+def _peak_mib():
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
 
 
 def _wrapped(code: str) -> str:
     # CPU seconds of the process (not wall time: a shared machine's load would decide a wall
-    # ratio) and its peak resident memory (ru_maxrss, KiB on Linux)
-    return ("import resource, sys, time\nt0 = time.process_time()\n" + code +
-            "\nprint(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    # ratio) and its peak resident memory
+    return ("import resource, sys, time\n" + PEAK + "t0 = time.process_time()\n" + code +
+            "\nprint(time.process_time() - t0, _peak_mib())")
 
 
 def start(code: str, folder: Path) -> subprocess.Popen:
@@ -218,8 +273,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/spec-check-run-bench"))
     ap.add_argument("--generate-only", action="store_true", help="write the event files and stop")
     ap.add_argument("--ours-only", action="store_true", help="time lint --run's reading alone (no baseline)")
-    ap.add_argument("--readers", default="loader,raw,ours",
-                    help="which to time, of loader (EventFileLoader), raw (RawEventFileLoader + parse) and ours")
+    ap.add_argument("--readers", default="loader,tbparse,plain,ours",
+                    help="which to time, of loader (EventFileLoader), tbparse, raw (RawEventFileLoader + "
+                         "parse), plain (the plain loop) and ours; one not installed is named and left out")
     ap.add_argument("--serial", action="store_true",
                     help="run the readers one after the other (default: at once, each its own process)")
     a = ap.parse_args()
@@ -236,21 +292,25 @@ def main() -> None:
     keys = ["ours"] if a.ours_only else [k.strip() for k in a.readers.split(",")]
     if not set(keys) <= set(READERS):
         raise SystemExit(f"--readers: one or more of {', '.join(READERS)}")
+    missing = {k for k in keys if READERS[k][2] and importlib.util.find_spec(READERS[k][2]) is None}
+    for k in sorted(missing):
+        print(f"{READERS[k][0]}: not measured, {READERS[k][2]} is not installed")
+    keys = [k for k in keys if k not in missing]
     codes = [READERS[k][1] for k in keys]
     if a.serial:
-        got = dict(zip(keys, [timed(code, folder) for code in codes]))
+        got = dict(zip(keys, [timed(code, folder) for code in codes], strict=True))
     else:
-        got = dict(zip(keys, [result(p) for p in [start(code, folder) for code in codes]]))
+        got = dict(zip(keys, [result(p) for p in [start(code, folder) for code in codes]], strict=True))
     print(f"{'':46}{'CPU s':>10}{'peak MiB':>10}  items")
     for k, (cpu, mib, n) in got.items():
         print(f"{READERS[k][0]:46}{cpu:10.1f}{mib:10.0f}  {n}", flush=True)
     if "ours" in got:
         ours_s, ours_mib, _ = got["ours"]
-        for k, what in (("loader", "EventFileLoader"), ("raw", "RawEventFileLoader+parse")):
+        for k, what, aim in (("plain", "plain loop", " (aim <= 2)"), ("loader", "EventFileLoader", ""),
+                             ("tbparse", "tbparse", ""), ("raw", "RawEventFileLoader+parse", "")):
             if k in got:
-                print(f"ratio ours/{what}: {ours_s / got[k][0]:.2f} (aim <= 1.5)")
+                print(f"ratio ours/{what}: {ours_s / got[k][0]:.2f}{aim}")
         print(f"files {size:.0f} MiB; peak memory ours {ours_mib:.0f} MiB (aim < 200)")
-
 
 if __name__ == "__main__":
     main()

@@ -46,7 +46,11 @@ def check(row: dict, git_dir: str) -> list[tuple[str, bool]]:
         text += subprocess.run(["git", "--git-dir", git_dir, "show", f"{at['commit']}:{f}"], check=True,
                                capture_output=True, text=True).stdout
     out = []
+    printed = bool(row.get("printed"))  # names a log line prints: "Name=" or "Name: " in a format string
     for name in row.get("exact") or {}:
+        if printed:
+            out.append((str(name), f"{name}=" in text or f"{name}: " in text or present(str(name), text, False)))
+            continue
         out.append((str(name), all(present(p, text, False) for p in literals(str(name)))))
     for name in row.get("prefix") or {}:
         out.append((str(name) + "*", present(str(name), text, True)))

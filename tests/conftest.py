@@ -10,13 +10,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.helpers, tests.fixtures
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _compiled_pack_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The compiled-pack cache (validator/rules/compiled.py) of the test session, in a temporary
-    directory, for this process and every spec-check it starts, never the user's own."""
-    os.environ["SPEC_CHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("compiled-cache"))
-
-
 @pytest.fixture(autouse=True)
 def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stable timestamps in every rendered result."""

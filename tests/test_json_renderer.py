@@ -107,11 +107,18 @@ def test_finding_dict_keys_follow_the_fields() -> None:
                 waiver={"id": "W1", "active": True})
     d = f.to_dict()
     names = [x.name for x in fields(Finding)]
-    assert names[-1] == "folded"  # written only on a folded finding, after "severity"
-    assert list(d) == names[:-1] + ["severity"]
+    # written only when set, after "severity": folded (a folded finding), fixes and no_fix (lint)
+    assert names[-3:] == ["folded", "fixes", "no_fix"]
+    assert list(d) == names[:-3] + ["severity"]
     folded = replace(f, folded={"subjects": 2, "verdicts": 16})
-    assert list(folded.to_dict()) == names[:-1] + ["severity", "folded"]
+    assert list(folded.to_dict()) == names[:-3] + ["severity", "folded"]
     assert finding_from_dict(folded.to_dict()) == folded
+    fixed = replace(f, fixes=[{"file": "f.json", "kind": "key", "target": "bf16.enabled", "value": True,
+                               "why": "w"}], no_fix=None)
+    assert list(fixed.to_dict()) == names[:-3] + ["severity", "fixes"]
+    assert finding_from_dict(fixed.to_dict()) == fixed
+    unfixable = replace(f, no_fix="no key can; a run's logs would decide it")
+    assert finding_from_dict(unfixable.to_dict()) == unfixable
     assert d["status"] == "warn" and d["severity"] == "warning"
     assert d["location"] == {"file": "f.json", "line": None} and d["waiver"] == {"id": "W1", "active": True}
     assert d["waiver"] is not f.waiver  # a copy: the result dict never aliases the finding
@@ -140,7 +147,8 @@ def test_finding_constructor_matches_its_fields() -> None:
         inspect.Parameter.empty if f.default is MISSING else f.default for f in fields(Finding)
     ]
     values: list[Any] = ["R-01.x", "R-01", "MUST", Status.FAIL, "n", "e", "m", "r", "GPU0", "1 W", 1, "W", "nvml",
-              Location("f", 2), {"id": "W"}, {"subjects": 2}]
+              Location("f", 2), {"id": "W"}, {"subjects": 2},
+              [{"file": "f", "kind": "key", "target": "k", "value": 1, "why": "w"}], "no edit"]
     by_position = Finding(*values)
     by_name = Finding(**{f.name: v for f, v in zip(fields(Finding), values, strict=True)})
     assert by_position == by_name

@@ -55,11 +55,13 @@ ADDED_IN_3 = (
 
 def _as_result_2(schema: dict[str, Any]) -> dict[str, Any]:
     """The generated schema less what result/3 added: the version const, the finding id, a
-    waiver's own ID, granted date and the day it was judged on, and the summary's not-judged keys."""
+    lint finding's fixes and no_fix, a waiver's own ID, granted date and the day it was judged
+    on, and the summary's not-judged keys."""
     out = copy.deepcopy(schema)
     out["$id"] = OLD["$id"]
     out["properties"]["schema"] = OLD["properties"]["schema"]
-    out["$defs"]["finding"]["properties"].pop("id")
+    for key in ("id", "fixes", "no_fix"):
+        out["$defs"]["finding"]["properties"].pop(key)
     waiver = out["$defs"]["finding"]["properties"]["waiver"]["oneOf"][1]["properties"]
     for key in ("waiver_id", "granted", "as_of"):
         waiver.pop(key)

@@ -3,17 +3,12 @@
 Times are never asserted (machines differ: bench/start_bench.py prints the ratios); what
 each verb imports is the same on every machine, and a heavy library imported on these
 paths is what made start-up slow before (the bundled pack parsed with the YAML reader and
-validated with pydantic on every run). Each verb runs in a fresh interpreter, after one
-run that fills the compiled-pack cache (validator/rules/compiled.py), as on any machine after
-its first run.
+validated with pydantic on every run). Each verb runs in a fresh interpreter; the bundled
+pack comes compiled (validator/rules/bundled.json, generated from spec/ and rules/).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -52,7 +47,7 @@ def _one_job_file() -> Path:
                          ids=["terminal", "json"])
 def test_check_imports_no_yaml_pydantic_or_loader(tmp_path: Path, args: tuple[str, ...]) -> None:
     modules = _modules(tmp_path, *args)
-    assert "validator.evaluate.engine" in modules and "validator.rules.compiled" in modules  # it did run a check
+    assert "validator.evaluate.engine" in modules and "validator.rules.bundled" in modules  # it did run a check
     assert _loaded(modules, _NEVER) == []
     assert _loaded(modules, ("validator.jobs",)) == []  # job formats are lint's
     if "json" in args:
@@ -109,31 +104,25 @@ def test_a_one_node_terminal_report_lays_out_each_table_once(monkeypatch: pytest
     monkeypatch.setattr(terminal_tables, "_capture", lambda *a: layouts.append(1) or real_capture(*a))
     monkeypatch.setattr(terminal.TerminalRenderer, "_wide", lambda *a, **k: tables.append(1) or real_wide(*a, **k))
     reused, plain = io.StringIO(), io.StringIO()
-    terminal.TerminalRenderer(width=200, show_passes=True, plain=False).render(report, reused)
+    terminal.TerminalRenderer(width=200, show_passes=True).render(report, reused)
     assert len(tables) >= 2 and len(layouts) == len(tables)
-    terminal.TerminalRenderer(width=200, show_passes=True, reuse=False, plain=False).render(report, plain)
+    terminal.TerminalRenderer(width=200, show_passes=True, reuse=False).render(report, plain)
     assert reused.getvalue() == plain.getvalue()
 
 
 def test_help_imports_no_library_but_click(tmp_path: Path) -> None:
     modules = _modules(tmp_path, "--help")
     heavy = ("rich", "psutil", "pynvml", "validator.evaluate.engine", "validator.report.model", "validator.facts",
-             "validator.renderers", "validator.rules.rulemodel", "validator.rules.compiled", "validator.jobs")
+             "validator.renderers", "validator.rules.rulemodel", "validator.rules.bundled", "validator.jobs")
     assert _loaded(modules, (*_NEVER, *heavy)) == []
     assert len([m for m in modules if m.startswith("validator")]) <= 8
 
 
-def test_a_cold_run_compiles_and_a_warm_run_reads_the_cache(tmp_path: Path) -> None:
-    """The first run parses the YAML (and imports pydantic to validate it); the next
-    reads the compiled pack: neither import happens again."""
-    env = {**os.environ, "SPEC_CHECK_CACHE_DIR": str(tmp_path / "c"), "PYTHONPATH": str(ROOT)}
-    args = ["check", "--facts", str(FACTS), "--format", "json"]
-    cold = subprocess.run([sys.executable, "-c", _PROBE, *args], env=env, capture_output=True, text=True,
-                          timeout=120)
-    warm = subprocess.run([sys.executable, "-c", _PROBE, *args], env=env, capture_output=True, text=True,
-                          timeout=120)
-    cold_mods = set(json.loads(cold.stdout.strip().splitlines()[-1])["modules"])
-    warm_mods = set(json.loads(warm.stdout.strip().splitlines()[-1])["modules"])
-    assert {"yaml", "pydantic", "validator.rules.loader"} <= cold_mods
-    assert not {"yaml", "pydantic", "validator.rules.loader"} & warm_mods
-    assert len(list((tmp_path / "c").glob("pack-*.json"))) == 1
+def test_the_bundled_pack_is_read_and_a_custom_pack_compiled_in_memory(tmp_path: Path) -> None:
+    """Every run of the bundled pack reads the compiled JSON, the first included; a pack
+    given with --rules is parsed (YAML) and validated (pydantic) from its files."""
+    args = ("check", "--facts", str(FACTS), "--format", "json")
+    bundled = _modules(tmp_path, *args)
+    custom = _modules(tmp_path, *args, "--rules", str(ROOT / "rules" / "v1.0"))
+    assert not {"yaml", "pydantic", "validator.rules.loader"} & bundled
+    assert {"yaml", "pydantic", "validator.rules.loader"} <= custom

@@ -92,18 +92,22 @@ def test_the_two_cpu_tables_are_the_recorded_runs():
     for row, (now, before, aim) in pairs.items():
         assert table[row] == [cpu(now), cpu(before), aim], row
     assert table["`--help` / `import psutil`"] == [cpu("--help / import psutil"), "", "2.5x"]
-    # "Every aim is met", as the recorded run says
+    # the doc says which aims are met and which are not, as the recorded run says
     ratios = {row: float(cells[0].rstrip("x")) for row, cells in table.items() if row != "ratio"}
     aims = {row: float(cells[2].rstrip("x")) for row, cells in table.items() if row != "ratio"}
-    assert all(ratios[row] <= aims[row] for row in ratios) and "Every aim is met." in section
-    assert "(over)" not in "".join(line for line in bench.splitlines() if not line.startswith("before:"))
+    over = sorted(row for row in ratios if ratios[row] > aims[row])
+    assert over == ["`check --format json` / `import psutil`", "`check` / `import psutil`",
+                    "`lint` of one file / check-jsonschema"]
+    said = " ".join(section.split())
+    assert ("The `--help` aim is met; `check`, `check --format json` and `lint` of one file are over "
+            "their aims, and the libraries are kept.") in said
     load = float(re.search(r"^load average ([\d.]+) on 2 CPUs", bench, re.M).group(1))
-    assert load < 1 and "load average under 1" in section and "Python 3.11.7" in bench.splitlines()[1]
-    assert "--runs 21 --before <main at 7e6dd16>" in bench.splitlines()[0] and "median of 21 runs" in bench
-    assert "main at 7e6dd16" in section and "floor" not in bench
+    assert 9 <= load <= 14 and "load average 9 to 14" in section and "Python 3.11.7" in bench.splitlines()[1]
+    assert "--runs 41 --stat min --before <main at dd73713>" in bench.splitlines()[0]
+    assert "minimum of 41 runs" in bench and "main at dd73713" in section
 
     prof = (THIS / "profile_check.txt").read_text()
-    mine, main = prof.split("## main at 7e6dd16")
+    mine, main = prof.split("## main at dd73713")
 
     def ms(text: str, label: str) -> str:
         return re.search(rf"^{re.escape(label)}\s+([\d.]+)", text, re.M).group(1) + " ms"
@@ -114,12 +118,17 @@ def test_the_two_cpu_tables_are_the_recorded_runs():
         assert work[label] == [ms(mine, label), ms(main, label)], label
     made = re.compile(r"^creating \d+ dataclasses\s+([\d.]+)", re.M)
     assert work["creating dataclasses"] == [made.search(mine).group(1) + " ms", made.search(main).group(1) + " ms"]
-    assert "median of 9 runs" in mine and "median of 9 runs" in main
+    assert "minimum of 15 runs" in mine and "minimum of 15 runs" in main
 
-    # the earlier round, as its own recorded run says
+    # the branch before main's dataclasses, the copies on a quiet machine, and the earlier round
+    alone = (THIS / "bench_2cpu_libs_only.txt").read_text()
+    assert (f"the same branch measured `check` {_cpu_ratio(alone, 'check / import psutil')}, `check --format json` "
+            f"{_cpu_ratio(alone, 'check json / import psutil')} and `lint` "
+            f"{_cpu_ratio(alone, 'lint / check-jsonschema (1 file)')}") in said
+    copies = (THIS / "bench_2cpu_copies.txt").read_text()
+    assert f"with the copies, `check` took {_cpu_ratio(copies, 'check / import psutil')} of `import psutil`" in said
     earlier = (THIS / "bench_2cpu_earlier.txt").read_text()
-    said = " ".join(section.split())
-    assert (f"main at 1306ef3 took {_cpu_ratio(earlier, 'before: check / import psutil')} for `check` and "
+    assert (f"main at 1306ef3 had taken {_cpu_ratio(earlier, 'before: check / import psutil')} for `check` and "
             f"{_cpu_ratio(earlier, 'before: check json / import psutil')} for `check --format json`") in said
     assert (f"brought them to {_cpu_ratio(earlier, 'check / import psutil')} and "
             f"{_cpu_ratio(earlier, 'check json / import psutil')})") in said
@@ -130,14 +139,12 @@ def test_the_readme_quotes_the_recorded_two_cpu_run():
     bench = (THIS / "bench_2cpu.txt").read_text()
 
     def cpu(label: str) -> str:
-        return re.search(rf"^{re.escape(label)}\s+[\d.]+x\s+([\d.]+x)\s", bench, re.M).group(1)
+        return _cpu_ratio(bench, label)
 
     readme = " ".join((ROOT / "README.md").read_text().split())
-    earlier = (THIS / "bench_2cpu_earlier.txt").read_text()
-    quote = (f"`check` {cpu('check / import psutil')} ({cpu('before: check / import psutil')} before that round's "
-             f"changes, {_cpu_ratio(earlier, 'before: check / import psutil')} that morning), "
+    quote = (f"`check` {cpu('check / import psutil')} ({cpu('before: check / import psutil')} with the copies), "
              f"`check --format json` {cpu('check json / import psutil')} "
              f"({cpu('before: check json / import psutil')}), `--help` {cpu('--help / import psutil')}, "
              f"`lint` {cpu('lint / check-jsonschema (1 file)')} ({cpu('before: lint / check-jsonschema')}): "
-             "every aim is met")
+             "the `--help` aim is met, the others are not, and the libraries are kept")
     assert quote in readme

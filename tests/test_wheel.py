@@ -36,7 +36,7 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
     # and the data the readers load (key catalogues, run tags, container versions)
     data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "validator").rglob("*")
             if p.is_file() and p.suffix in (".json", ".yaml") and "__pycache__" not in p.parts}
-    assert {"validator/runs/tags.yaml", "validator/jobs/containers.json"} <= data
+    assert {"validator/runs/tags.yaml", "validator/jobs/containers.json", "validator/rules/bundled.json"} <= data
     assert data - names == set()
     assert {"validator/io/__init__.py", "validator/rules/loader.py", "validator/evaluate/engine.py"} <= held
     venv = tmp_path / "venv"
@@ -70,3 +70,11 @@ def test_wheel_install_finds_bundled_spec_and_rules(tmp_path: Path) -> None:
     shown = subprocess.run([str(venv / "bin" / "spec-check"), "spec", "show", "NET-01"], capture_output=True,
                            text=True, cwd=elsewhere, env=env, timeout=60)
     assert shown.returncode == 0 and "NET-01" in shown.stdout
+    # the compiled pack comes in the wheel, and names the wheel's own rule files
+    files = subprocess.run([str(vpy), "-c", "import sys; from validator.rules.bundled import load_bundled; "
+                            "print(load_bundled('1.0')[2].files[0]); print('yaml' in sys.modules)"],
+                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
+    assert files.returncode == 0, files.stderr
+    first, yaml_loaded = files.stdout.split()
+    assert Path(first).is_file() and Path(first).is_relative_to(Path(site) / "validator" / "_data" / "rules")
+    assert yaml_loaded == "False"  # read from bundled.json, not compiled from the YAML

@@ -55,7 +55,7 @@ def test_rules_explain_names_every_fact_by_its_label() -> None:
 
     from validator.cli.catalog import explain
     from validator.cli.common import DEFAULT_SPEC_VERSION
-    from validator.rules.compiled import load_bundled
+    from validator.rules.bundled import load_bundled
 
     _spec, catalogue, pack = load_bundled(DEFAULT_SPEC_VERSION)
     runner = CliRunner()

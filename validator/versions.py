@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 FACTS_SCHEMA = "spec-check/facts/3"  # 3: GPU error events, error counters, DCGM, scraped telemetry
-RESULT_SCHEMA = "spec-check/result/3"  # 3: each finding's stable "id"; summary.not_judged, coverage.requirements_not_judged and ignored
+RESULT_SCHEMA = "spec-check/result/3"  # 3: each finding's stable "id"; a job finding's fixes (edits) and no_fix; summary.not_judged, coverage.requirements_not_judged and ignored
 DIFF_SCHEMA = "spec-check/diff/1"
 
 # schema version -> (the spec-check release that wrote it, digest of its shape). 0.1.0 is the

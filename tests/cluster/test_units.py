@@ -171,7 +171,7 @@ def test_on_signals_routes_sigterm_and_sighup_then_restores():
     from validator.cluster.live import interrupt as _interrupt
     from validator.cluster.live import on_signals as _on_signals
 
-    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     state: dict = {}
     with _on_signals(_defer(state)):
         os.kill(os.getpid(), signal.SIGHUP)
@@ -180,6 +180,9 @@ def test_on_signals_routes_sigterm_and_sighup_then_restores():
     with pytest.raises(KeyboardInterrupt), _on_signals(_interrupt(registry)):
         os.kill(os.getpid(), signal.SIGTERM)
     assert registry.why == "SIGTERM"
+    with pytest.raises(KeyboardInterrupt), _on_signals(_interrupt(registry)):  # Ctrl-C: the block's too
+        os.kill(os.getpid(), signal.SIGINT)
+    assert registry.why == "Ctrl-C"
     assert {s: signal.getsignal(s) for s in before} == before
 
 

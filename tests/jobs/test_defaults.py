@@ -41,6 +41,10 @@ CASES: dict[str, str] = {
     "nemo.yaml": "trainer:\n  devices: 8\n  num_nodes: 2\n  precision: bf16\n  max_steps: 1000\n"
                  "exp_manager:\n  explicit_log_dir: /results\nmodel:\n  micro_batch_size: 1\n"
                  "  global_batch_size: 64\n",
+    # a NeMo 2 recipe: AutoResume's own default, not exp_manager's (issue 33, class 3)
+    "nemo2.yaml": "trainer:\n  devices: 8\n  num_nodes: 2\n  precision: bf16-mixed\n  max_steps: 1000\n"
+                  "exp_manager:\n  explicit_log_dir: /results\nresume:\n  resume_ignore_no_checkpoint: true\n"
+                  "model:\n  micro_batch_size: 1\n",
     "train.toml": '[job]\ndump_folder = "./outputs"\n\n[model]\nname = "llama3"\nflavor = "8B"\n\n'
                   "[training]\nsteps = 1000\nlocal_batch_size = 1\n",
     "train_ckpt.toml": '[job]\ndump_folder = "./outputs"\n\n[model]\nname = "llama3"\nflavor = "8B"\n\n'
@@ -162,7 +166,7 @@ def test_a_volcano_task_without_replicas_runs_no_pod(tmp_path: Path) -> None:
 
 
 # the formats the cases must be read as (a case read as another format tests nothing)
-FORMATS = {"hf.yaml": "hf_trainer", "lightning.yaml": "lightning", "nemo.yaml": "nemo", "train.toml": "torchtitan",
+FORMATS = {"hf.yaml": "hf_trainer", "lightning.yaml": "lightning", "nemo.yaml": "nemo", "nemo2.yaml": "nemo", "train.toml": "torchtitan",
            "run.sh": "megatron", "job.sbatch": "slurm", "ds.json": "deepspeed", "ds.sh": "deepspeed_launcher",
            "acc.yaml": "accelerate", "foundry.yaml": "llmfoundry", "foundry_save.yaml": "llmfoundry", "olmo.yaml": "olmo", "lev.yaml": "levanter",
            "litgpt.yaml": "litgpt", "tune.yaml": "torchtune", "axo.yaml": "axolotl", "sky.yaml": "skypilot",

@@ -55,6 +55,32 @@ def test_sarif_is_valid_and_complete(bad_job: Path, tmp_path: Path) -> None:
         assert run["tool"]["driver"]["rules"][x["ruleIndex"]]["id"] == x["ruleId"]
 
 
+def test_sarif_carries_the_fixes_as_replacements(tmp_path: Path) -> None:
+    """A finding's edits are SARIF fixes (section 3.55): an artifactChange whose replacement
+    deletes whole lines and inserts the new ones; applied to the file, they give the text
+    lint --fix writes."""
+    import shutil
+
+    job = tmp_path / "job"
+    shutil.copytree(Path(__file__).parent / "fixes" / "newuser", job)
+    out = tmp_path / "out.sarif"
+    r = spec_check("lint", "--format", "sarif", "-o", str(out), str(job / "train.sbatch"))
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(out.read_text())
+    jsonschema.Draft4Validator(SCHEMA).validate(doc)
+    fixed = {x["ruleId"]: x["fixes"] for x in doc["runs"][0]["results"] if "fixes" in x}
+    assert set(fixed) >= {"MON-01.gpu-utilization-not-emitted", "PREC-01.full-precision-training",
+                          "MON-02.metrics-interval-too-many-steps"}
+    change = fixed["PREC-01.full-precision-training"][0]["artifactChanges"][0]
+    assert change["artifactLocation"]["uri"].endswith("/train.yaml")
+    rep = change["replacements"][0]
+    lines = (job / "train.yaml").read_text().splitlines()
+    start, end = rep["deletedRegion"]["startLine"], rep["deletedRegion"]["endLine"]
+    assert lines[start - 1:end] == ["bf16: false          # kept off while debugging"]
+    assert rep["insertedContent"]["text"] == "bf16: true          # kept off while debugging"
+    assert "bf16" in fixed["PREC-01.full-precision-training"][0]["description"]["text"]
+
+
 def test_junit_maps_statuses(bad_job: Path) -> None:
     r = spec_check("lint", "--format", "junit", "--set", "gpu_count=8", str(bad_job))
     assert r.returncode == 1

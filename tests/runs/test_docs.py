@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tests.helpers import built
-from validator.runs import cadence, readers, sniff
+from validator.runs import cadence, events, readers, sniff
 from validator.runs.families import FAMILIES, classify
 from validator.runs.measure import AS
 
@@ -20,8 +20,8 @@ def test_figures_are_the_code() -> None:
     assert f"longer than {readers.MAX_LINE >> 20} MiB" in FLAT
     assert f"at least {cadence.STALL_FACTOR:g}x the median and {cadence.STALL_MIN_S:g} s" in FLAT
     assert f"repeats after more than {cadence.SAME_STEP_RESTART_S:g} s" in FLAT
-    assert "pip install 'training-spec-check[runs]'" in FLAT and readers.INSTALL_HINT.startswith(
-        "pip install 'training-spec-check[runs]'")
+    assert "TensorBoard event files need no extra and no tensorboard" in FLAT and "[runs]" not in FLAT
+    assert events.MAX_RECORD == 2**31 - 1 and "a length over 2 GiB" in FLAT
 
 
 def test_the_table_of_kinds_is_the_code() -> None:

@@ -46,7 +46,7 @@ def test_every_pinned_row_names_what_the_script_reads() -> None:
 
     rows = [r for r in yaml.safe_load((ROOT / "validator" / "runs" / "tags.yaml").read_text())["frameworks"]
             if r.get("read_at")]
-    assert {r["name"] for r in rows} == {"Megatron-LM", "NeMo", "DeepSpeed monitor"}
+    assert {r["name"] for r in rows} == {"Megatron-LM", "NeMo", "DeepSpeed monitor", "DeepSpeed log"}
     for r in rows:
         assert set(r["read_at"]) == {"repo", "ref", "commit", "files"}
         assert "scripts/check_framework_tags.py" in " ".join(r["source"].split())

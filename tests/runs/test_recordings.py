@@ -146,7 +146,7 @@ def test_cli_stall_nan_fails_and_warns() -> None:
     by = {}
     findings = json.loads(r.stdout)["findings"]
     p95 = next(f for f in findings if f["rule"] == "MON-02.measured-interval-too-long" and f["item"] == "loss")
-    assert re.search(r"\(median [\d.]+ s, p95 [\d.]+ s between emissions; train/loss", p95["message"])
+    assert re.search(r"\(median [\d.]+ m?s, p95 [\d.]+ m?s between emissions; train/loss", p95["message"])
     for f in findings:
         by.setdefault(f["rule"], []).append((f.get("item"), f["status"]))
     assert ("loss", "fail") in by["MON-02.nonfinite-values"]

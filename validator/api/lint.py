@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.api.options import LintOptions, OptionsError
-from validator.api.outcome import Outcome
+from validator.api.outcome import LintOutcome
 from validator.api.steps import Built, build, evaluate_documents, finished
 from validator.errors import SpecCheckError
 
@@ -213,7 +213,7 @@ def unreadable_rule() -> RuleDoc:
     )
 
 
-def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
+def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> LintOutcome:
     """Read the jobs of ``opts.paths`` / ``opts.whole`` (and ``opts.runs``), judge them (and
     against ``opts.nodes``), and return the report with every job's verdict in
     ``extra["jobs"]``. A run where nothing is readable raises SpecCheckError (exit 2)."""
@@ -241,11 +241,14 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
         runs=runs,
     )
     jobs = [d for d in docs if d["facts"]["job.files"]["value"]]
-    clean = [{k: v for k, v in d.items() if k not in ("errors", "run")} for d in jobs]
+    clean = [{k: v for k, v in d.items() if k not in ("errors", "run", "texts", "file_kinds")} for d in jobs]
     # lint --nodes / --run: waivers are applied once, after its findings are added
     waive_later = bool(node_facts or runs) and report_opts.waivers is not None
     report = evaluate_documents("lint", built, replace(report_opts, waivers=None) if waive_later else report_opts,
                                 clean, [d["subject"]["name"] for d in jobs])
+    from validator.jobs.fixes import attach
+
+    report = replace(report, findings=attach(report.findings, jobs, built.ctx.params))
     errors = _error_findings(docs)
     if errors:
         findings = tuple(sorted((*report.findings, *errors), key=lambda f: f.sort_key()))
@@ -268,7 +271,11 @@ def lint_jobs(opts: LintOptions, *, built: Built | None = None) -> Outcome:
         report = finish_report(report, docs, built.pack)
     notes = [] if opts.jobs_of_files else not_linted([p for p in paths if p.is_dir()], docs)
     report, said = finished(report, report_opts, notes)
-    return Outcome(report, report_opts.fail_on, said)
+    import os
+
+    texts = {f: t for d in jobs for f, t in (d.get("texts") or {}).items()}
+    roots = tuple(os.path.realpath(p if p.is_dir() else p.parent) for p in (*paths, *whole))
+    return LintOutcome(report, report_opts.fail_on, said, texts, roots)
 
 
 def not_linted(folders: list[Path], docs: list[Document]) -> list[str]:

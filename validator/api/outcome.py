@@ -53,6 +53,16 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class LintOutcome(Outcome):
+    """A lint: also each config's text as the run read it (``lint --fix`` edits that text,
+    and refuses a file changed since), and the folders of its jobs (no edit reaches outside
+    them)."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    roots: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FleetOutcome(Outcome):
     """A fleet run, live (``run_cluster``) or replayed (``replay_cluster``): the same type
     either way. ``interrupted``: a signal ended a live run early (the report holds what was

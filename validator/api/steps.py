@@ -63,14 +63,14 @@ def build(opts: RunFields, scopes: tuple[str, ...] | None = None,
     verb adds in code (``lint --nodes``: validator.jobnodes), which --select/--ignore may name too.
     ``opts``: a ``ReportOptions`` (or anything with its fields)."""
     from validator.evaluate.engine import Context
-    from validator.rules.compiled import load_bundled
+    from validator.rules.bundled import load_bundled
     from validator.rules.rulemodel import SCOPES
     from validator.rules.selection import check_prefixes, check_something_selected
     from validator.rules.spec import resolve_parameters
 
     scopes = SCOPES if scopes is None else scopes
 
-    # the bundled spec, catalogue and pack come compiled (validator/rules/compiled.py); a custom
+    # the bundled spec, catalogue and pack come compiled (validator/rules/bundled.json); a custom
     # pack is loaded from its files on every run, against the bundled spec and catalogue
     try:
         spec, catalogue, pack = load_bundled(opts.spec_version, opts.rules_version, pack=opts.rules is None)

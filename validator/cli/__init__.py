@@ -7,8 +7,8 @@ calls the library (which builds, evaluates and computes the exit code), renders 
 outcome, and exits with the outcome's code.
 
 The group itself is in validator/cli/group.py (``cli`` here is that group, loaded on first
-use): a ``spec-check check`` whose arguments validator/cli/quick.py can read for sure runs
-without importing click at all, and ends the same (its bytes and exit code).
+use); click parses every verb's arguments, and validator/cli/run.py ends every run the same
+way (one-line errors, exit 2).
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ from validator.cli.verbs import VERBS as VERBS  # re-exported: the one table of 
 
 def main(argv: list[str] | None = None) -> Any:  # Any: what click's Group.main returns
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["check"]:
-        from validator.cli.quick import check_quickly
-
-        check_quickly(args)  # returns only when click is to read these arguments
     from validator.cli.group import cli
     from validator.cli.run import run_cli
 

@@ -136,9 +136,9 @@ def spec(ctx: click.Context) -> None:
 def show(requirement: str | None, spec_version: str, fmt: str) -> None:
     """Every requirement (or one) with its level, statement and parameters."""
     from validator.api.catalog import requirements, spec_as_dict
-    from validator.rules.compiled import load_bundled
+    from validator.rules.bundled import load_bundled
 
-    s = load_bundled(spec_version, pack=False)[0]  # the compiled catalogue (validator/rules/compiled.py)
+    s = load_bundled(spec_version, pack=False)[0]  # the compiled catalogue (validator/rules/bundled.json)
     reqs = requirements(s, spec_version, requirement)
     if fmt == "json":  # with one requirement, only its parameters
         click.echo(json.dumps(spec_as_dict(s, reqs, bool(requirement)), indent=2))

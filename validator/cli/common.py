@@ -1,7 +1,7 @@
 """The options every checking verb shares, as click options.
 
 What a verb does with them once parsed (``RunOptions``, ``call``, rendering, the exit) is
-validator/cli/finish.py's, which does not import click; it is re-exported here, with
+validator/cli/finish.py's; it is re-exported here, with
 ``build``, ``evaluate_documents`` and friends from the API, for the verbs
 and tests that import them from here.
 """

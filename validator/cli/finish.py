@@ -1,14 +1,13 @@
-"""The end every checking verb comes to, without click: the common options as the library
-reads them, the library's errors as the CLI says them, and the report rendered, written
-and exited with.
+"""The end every checking verb comes to: the common options as the library reads them, the
+library's errors as the CLI says them, and the report rendered, written and exited with.
 
-After check-jsonschema's composition root: parsing (click, or validator/cli/quick.py for a
-``check`` it can read for sure) is kept apart from execution, which is the library's
-(``validator.api``: building, evaluating, waivers, baseline, exit codes). A verb parses its
+After check-jsonschema's composition root: parsing (click, validator/cli/common.py and each
+verb's module) is kept apart from execution, which is the library's (``validator.api``:
+building, evaluating, waivers, baseline, exit codes). A verb parses its
 options into ``RunOptions`` and the API's options dataclass, calls the API through
 ``call``, and hands the ``Outcome`` to ``finish_outcome``: the one place that says the
 run's notes, renders the report, writes it atomically, and exits with the outcome's code.
-Lines on stderr go through click's ``echo``, imported when there is a line to say.
+Lines on stderr go through click's ``echo``.
 """
 
 from __future__ import annotations
@@ -36,8 +35,7 @@ _R = TypeVar("_R")
 
 
 def say(line: str) -> None:
-    """One line on stderr, as every verb says its notes (click's ``echo``: imported here,
-    when there is a line, so that a run with nothing to say never loads click)."""
+    """One line on stderr, as every verb says its notes (click's ``echo``)."""
     import click
 
     click.echo(line, err=True)

@@ -96,11 +96,25 @@ from validator.jobs.format_detection import KINDS
     help="A folder of one run's outputs, finished or still being written (repeatable): "
     "TensorBoard event files, metrics.csv, trainer_state.json, JSON-lines metrics, an "
     "MLflow file store, launcher logs. MON-01, MON-02 and REC-02 are measured from what the "
-    "run emitted; with no PATH the run alone is judged. Event files need "
-    "'training-spec-check[runs]' (tensorboard). NCCL_DEBUG=INFO lines say which network NCCL "
+    "run emitted; with no PATH the run alone is judged. NCCL_DEBUG=INFO lines say which network NCCL "
     "really used (NET-02, PLAT-01).",
 )
 # --- end lint --nodes / --run ----------------------------------------------------------
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply the edits the findings carry to the job's files, in place (comments, key order "
+    "and indentation kept; each file written atomically), then lint again and report what is "
+    "left. A file changed since it was read, a read-only file or a symlink out of the job's "
+    "folder is refused (exit 2, nothing written); an edit that needs a value the run lacks is "
+    "listed as not applied, with what to pass.",
+)
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print the edits --fix would make as a unified diff and write nothing (exit 1 when "
+    "there is any edit, 0 when none).",
+)
 @common_options
 def lint(
     paths: tuple[Path, ...],
@@ -111,6 +125,8 @@ def lint(
     whole: tuple[Path, ...],
     runs: tuple[Path, ...],
     node_facts: tuple[Path, ...] = (),
+    fix: bool = False,
+    diff: bool = False,
     **kwargs: Any,  # Any: the common options as click parsed them (run_options takes them)
 ) -> None:
     """Lint training job configs (DeepSpeed, Lightning, HF, Accelerate, torchtitan, NeMo,
@@ -136,4 +152,36 @@ def lint(
         runs=tuple(runs),
         nodes=tuple(node_facts),
     )
-    finish_outcome(call(lint_jobs, lint_opts), opts)
+    outcome = call(lint_jobs, lint_opts)
+    if fix or diff:
+        _fix(outcome, diff=diff)
+        outcome = call(lint_jobs, lint_opts)  # what is left after the edits
+    finish_outcome(outcome, opts)
+
+
+def _fix(outcome: Any, *, diff: bool) -> None:
+    """``--diff``: the edits as a unified diff on stdout, then exit (1: there are edits).
+    ``--fix``: write them; the caller lints again. Bad input: one line each, exit 2."""
+    import sys
+
+    from validator.api.fix import plan_fixes, unified_diff, write_fixes
+    from validator.cli.finish import say
+
+    plan = plan_fixes(outcome)
+    if plan.problems:
+        for line in plan.problems:
+            say(f"spec-check: error: {line}")
+        sys.exit(2)
+    for line in plan.not_applied:
+        say(f"spec-check: {line}")
+    if diff:
+        sys.stdout.write(unified_diff(plan))
+        sys.stdout.flush()
+        sys.exit(1 if plan.edits else 0)
+    problems = write_fixes(plan, outcome.roots)
+    if problems:
+        for line in problems:
+            say(f"spec-check: error: {line}")
+        sys.exit(2)
+    for e in plan.edits:
+        say(f"spec-check: fixed {e.file}: {'; '.join(e.applied)}")

@@ -1,20 +1,20 @@
 """``spec-check check`` and ``spec-check probe``: one node, live or recorded.
 
-The options are declared and parsed here (validator/cli/quick.py reads the common argument
-lists of ``check`` without click); validator/cli/checking.py runs the check with them, and
-``validator.api.check_node`` does it."""
+The options are declared and parsed here, by click; ``validator.api.check_node`` does the
+check."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 
+from validator.api.node import check_node
 from validator.api.node import probe_document as probe_document  # re-exported: health, npd, tests
+from validator.api.options import CheckOptions
 from validator.api.steps import with_endpoints as with_endpoints  # re-exported: tests
-from validator.cli.checking import CheckParams, run_check
-from validator.cli.common import F, call, common_options, write_atomic
+from validator.cli.common import F, call, common_options, finish_outcome, run_options, write_atomic
 from validator.io.scrape_defaults import DEFAULT_DEADLINE_S, SCRAPE_INTERVAL_S
 
 
@@ -84,13 +84,21 @@ def _check_urls(urls: tuple[str, ...]) -> None:
 @_event_options
 @_scrape_options
 @common_options
-def check(**params: Any) -> None:  # Any: click's options (validator/cli/checking.py names them)
+def check(facts_files: tuple[Path, ...], sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None,
+          kernel_log: Path | None, since: Path | None, dcgm_diag: int | None, scrape: tuple[str, ...],
+          scrape_interval: float, scrape_timeout: float, **common: Any) -> None:  # Any: the common options
     """Check this node against every node requirement of the spec.
 
     With --facts, evaluate recordings made by `spec-check probe -o FILE` instead
     (anywhere; several files for several nodes).
     """
-    run_check(cast(CheckParams, params))
+    opts = run_options(common)
+    check_opts = CheckOptions(
+        report=opts.report, facts=tuple(facts_files), sysfs=sysfs, procfs=procfs, rootfs=rootfs, nvml=nvml,
+        kernel_log=kernel_log, dcgm_diag=dcgm_diag, since=since, scrape=tuple(scrape),
+        scrape_interval=scrape_interval, scrape_timeout=scrape_timeout,
+    )
+    finish_outcome(call(check_node, check_opts), opts)
 
 
 @click.command()

@@ -6,10 +6,7 @@ argument) of every verb become the same one line, exit 2. Anything else is a bug
 it is reported in one line with a hint to re-run with ``SPEC_CHECK_DEBUG=1`` for the
 traceback, and still exits 2, since the run could not be done.
 
-``run_cli`` runs the click group; ``run_quick`` runs ``check`` parsed without click
-(validator/cli/quick.py) and ends it as click's ``main`` would, so the two give the same
-bytes and exit code. click is imported only when there is something of click's to handle
-or say: a run that ends well (or with a ``SpecCheckError``) never needs it.
+``run_cli`` runs the click group with ``standalone_mode=False`` and ends the run here.
 """
 
 from __future__ import annotations
@@ -18,27 +15,24 @@ import errno
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, cast
+from typing import Any, NoReturn, TypeVar
+
+import click
 
 from validator.errors import SpecCheckError
-
-if TYPE_CHECKING:
-    import click
 
 _T = TypeVar("_T")
 
 
 def _interrupted() -> str:
-    entry = sys.modules.get("validator.entry")
-    name = getattr(entry, "last_signal", "")
-    return f"interrupted ({name})" if name else "interrupted"
+    """A KeyboardInterrupt that reached the run (an in-process caller's Ctrl-C; the command's
+    own signals are validator/entry.py's)."""
+    return "interrupted"
 
 
 def fail(message: str) -> NoReturn:
     # the contract: one line, whatever the parser said; a file name's control characters
     # or undecodable bytes are shown as escapes, never sent to the terminal
-    import click
-
     from validator.renderers.escape import text
 
     one_line = text(" ".join(message.split()))
@@ -76,67 +70,23 @@ def run_cli(group: click.Group, argv: list[str]) -> Any:  # Any: what click's Gr
     return _guarded(lambda: group.main(args=argv, prog_name="spec-check", standalone_mode=False), argv)
 
 
-def run_quick(body: Callable[[], _T], argv: list[str], command_path: str) -> _T:
-    """``body()`` (a verb parsed without click) ended as click's ``Command.main`` ends a
-    verb with ``standalone_mode=False``: Ctrl-C says an empty line and is click's ``Abort``;
-    a broken pipe quiets both streams and exits 1; a usage error raised in the verb is said
-    as that verb's (``command_path``, as click's context would have named it)."""
-
-    def as_click_would() -> _T:
-        try:
-            return body()
-        except (EOFError, KeyboardInterrupt) as exc:
-            import click
-
-            click.echo(file=sys.stderr)  # the blank line after the terminal's ^C
-            raise click.exceptions.Abort() from exc
-        except OSError as exc:
-            if exc.errno != errno.EPIPE:
-                raise
-            sys.stdout = cast(TextIO, _QuietFlush(sys.stdout))
-            sys.stderr = cast(TextIO, _QuietFlush(sys.stderr))
-            sys.exit(1)
-
-    return _guarded(as_click_would, argv, command_path)
-
-
-class _QuietFlush:
-    """A stream whose ``flush`` ignores a reader that has gone (click's wrapper after a
-    broken pipe: the interpreter's own flush at exit stays quiet)."""
-
-    def __init__(self, wrapped: TextIO) -> None:
-        self.wrapped = wrapped
-
-    def flush(self) -> None:
-        try:
-            self.wrapped.flush()
-        except OSError as exc:
-            if exc.errno != errno.EPIPE:
-                raise
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.wrapped, name)
-
-
-def _guarded(run: Callable[[], _T], argv: list[str], command_path: str = "") -> _T:
+def _guarded(run: Callable[[], _T], argv: list[str]) -> _T:
     try:
         out = run()
         _flush_stdout()  # a full stdout shows here, not in the interpreter's exit
         return out
     except SpecCheckError as exc:
         fail(str(exc))
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (validator.entry)
+    except KeyboardInterrupt:  # an in-process caller's Ctrl-C (the command's: validator/entry.py)
         fail(_interrupted())
     except SystemExit:
         _flush_stdout()
         raise
     except Exception as exc:
-        _failed(exc, argv, command_path)
+        _failed(exc, argv)
 
 
-def _failed(exc: Exception, argv: list[str], command_path: str) -> NoReturn:
-    import click
-
+def _failed(exc: Exception, argv: list[str]) -> NoReturn:
     if isinstance(exc, click.exceptions.Abort):  # click's name for a KeyboardInterrupt inside a verb
         fail(_interrupted())
     if isinstance(exc, click.exceptions.Exit):
@@ -152,7 +102,7 @@ def _failed(exc: Exception, argv: list[str], command_path: str) -> NoReturn:
         # click's usage errors print Usage/Try/Error on three lines: the contract is one
         verb = ""
         if isinstance(exc, click.UsageError):
-            verb = exc.ctx.command_path if exc.ctx is not None else command_path
+            verb = exc.ctx.command_path if exc.ctx is not None else ""
         message = exc.format_message()
         if verb == "spec-check health" and "--npd" in argv:  # NPD's contract: one stdout line
             from validator.cluster import npd

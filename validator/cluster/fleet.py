@@ -28,12 +28,12 @@ evaluates only the rules that read the fact values it has of its own.
 from __future__ import annotations
 
 import marshal
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from validator.cluster.spans import FOLDABLE, FoldAdd, FoldKey, Span, TraceStep, fold_key
 from validator.lazy import Made
-from validator.report.model import FOLDED_VALUES, Finding, Status
+from validator.report.model import Finding, Status
 from validator.rules.rulemodel import Rule
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from validator.report.model import JSONValue
     from validator.rules.rulemodel import RulePack
 
-FOLDABLE = (Status.PASS, Status.SKIP)
 # remembered verdicts kept at most (a fleet whose nodes each read their own values, as
 # energy counters are, would otherwise remember one set a node: memory growing with N)
 MEMO_MAX = 2_000
@@ -51,12 +50,6 @@ SPANS_MAX = 256
 # a fleet larger than this folds its passes by default (--passes auto)
 FOLD_ABOVE = 100
 
-# what verdicts fold on (``fold_key``): rule, status, expected sentence, unit, a skip's reason
-FoldKey: TypeAlias = "tuple[str, Status, str, str | None, str | None]"
-# a pass or skip to fold on a host: (its key, the values it saw, the first such finding)
-FoldAdd: TypeAlias = "tuple[FoldKey, _Span, Finding]"
-# per rule, what ``node`` did (``trace``): evaluated on every node, itemized findings, fold additions
-TraceStep: TypeAlias = "tuple[bool, list[Finding], list[FoldAdd]]"
 # a fact's key in ``_Parts``: its marshal form; a column's: a small number (None: no such column)
 PartKey: TypeAlias = "bytes | int | None"
 ChunkFolds: TypeAlias = "dict[FoldKey, _Fold]"  # the folds of a chunk of documents (a replay's)
@@ -173,79 +166,13 @@ class _Entry:
         for f in found:
             if f.status in FOLDABLE:
                 groups.setdefault(fold_key(f), []).append(f)
-        self.folds = [(k, _Span.of(fs), fs[0]) for k, fs in groups.items()]
-
-
-def fold_key(f: Finding) -> FoldKey:
-    """Verdicts fold together when rule, status, expected sentence and unit agree (and, for
-    a skip, its reason): a pass at another threshold or unit is another finding."""
-    return (f.rule, f.status, f.expected, f.unit, f.message if f.status is Status.SKIP else None)
-
-
-def _number(v: JSONValue) -> bool:
-    return type(v) in (int, float) and math.isfinite(v)
-
-
-class _Span:
-    """How many verdicts, and the values they saw: a numeric range, or distinct texts."""
-
-    __slots__ = ("hi", "hi_text", "lo", "lo_text", "more", "n", "texts")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.lo: int | float | None = None
-        self.hi: int | float | None = None
-        self.lo_text: str | None = None
-        self.hi_text: str | None = None
-        self.texts: dict[str, None] = {}
-        self.more: set[str] = set()
-
-    @classmethod
-    def of(cls, found: Iterable[Finding]) -> _Span:
-        s = cls()
-        for f in found:
-            s.add_value(f.value, f.observed)
-        return s
-
-    def add_value(self, v: JSONValue, text: str | None) -> None:
-        self.n += 1
-        if _number(v):
-            if self.lo is None or v < self.lo:
-                self.lo, self.lo_text = v, text
-            if self.hi is None or v > self.hi:
-                self.hi, self.hi_text = v, text
-        elif text is not None:
-            self._text(text)
-
-    def _text(self, text: str) -> None:
-        if text in self.texts:
-            return
-        if len(self.texts) < FOLDED_VALUES:
-            self.texts[text] = None
-        elif len(self.more) < 10_000:  # a count, bounded (serial numbers)
-            self.more.add(text)
-
-    def key(self) -> tuple[object, ...]:
-        """What the span says, as a key: spans of equal keys are interchangeable."""
-        return (self.n, type(self.lo), self.lo, type(self.hi), self.hi, self.lo_text, self.hi_text,
-                tuple(self.texts), tuple(sorted(self.more)))
-
-    def merge(self, other: _Span, times: int = 1) -> None:
-        self.n += other.n * times
-        if other.lo is not None and (self.lo is None or other.lo < self.lo):
-            self.lo, self.lo_text = other.lo, other.lo_text
-        if other.hi is not None and (self.hi is None or other.hi > self.hi):
-            self.hi, self.hi_text = other.hi, other.hi_text
-        for t in other.texts:
-            self._text(t)
-        for t in other.more:
-            self._text(t)
+        self.folds = [(k, Span.of(fs), fs[0]) for k, fs in groups.items()]
 
 
 class _Fold:
     """One folded finding in the making: the hosts (document numbers, as runs: a fleet's
     passes are on nearly every host, so a fold holds a few runs, not one number a host),
-    and how many times each remembered set of values (a ``_Span``) was seen: merged once,
+    and how many times each remembered set of values (a ``Span``) was seen: merged once,
     at the end."""
 
     __slots__ = ("counts", "first", "last", "runs")
@@ -253,10 +180,10 @@ class _Fold:
     def __init__(self, first: Finding):
         self.first = first
         self.runs: list[int] = []  # first, last, first, last, ...: hosts in the order added
-        self.counts: dict[_Span, int] = {}
+        self.counts: dict[Span, int] = {}
         self.last = -1
 
-    def add(self, host: int, span: _Span) -> None:
+    def add(self, host: int, span: Span) -> None:
         last = self.last
         if host != last:  # a host counts once, however many of its items pass
             if host == last + 1 and self.runs:
@@ -297,8 +224,8 @@ class _Fold:
         if len(self.counts) > SPANS_MAX:
             self.counts = {self.span(): 1}
 
-    def span(self) -> _Span:
-        total = _Span()
+    def span(self) -> Span:
+        total = Span()
         for span, n in self.counts.items():
             total.merge(span, n)
         return total
@@ -319,7 +246,7 @@ class FleetEvaluator:
         self.folds: ChunkFolds = {}
         self.evaluated = 0  # rules evaluated by the engine (misses and reruns): for the tests
         self.shapes: Shapes | None = None  # a replay's
-        self._spans: dict[tuple[FoldKey, type, JSONValue, str | None], _Span] = {}  # fold()'s, by value
+        self._spans: dict[tuple[FoldKey, type, JSONValue, str | None], Span] = {}  # fold()'s, by value
 
     def reads(self, fact: str) -> bool:
         """Whether a node rule evaluated here reads ``fact``."""
@@ -416,7 +343,7 @@ class FleetEvaluator:
         adds = []
         for f in found:
             if f.status in FOLDABLE:
-                adds.append((fold_key(f), _Span.of((f,)), f))
+                adds.append((fold_key(f), Span.of((f,)), f))
             else:
                 out.append(f)
         self._add(host, adds)
@@ -424,7 +351,7 @@ class FleetEvaluator:
 
     def fold(self, host: int, f: Finding) -> None:
         """Fold one pass or skip of host number ``host`` (a cluster rule's, re-homed).
-        Verdicts of one value share one ``_Span`` (a fleet's probe passes: one, not one a
+        Verdicts of one value share one ``Span`` (a fleet's probe passes: one, not one a
         host)."""
         k = fold_key(f)
         fold = self.folds.get(k)
@@ -436,7 +363,7 @@ class FleetEvaluator:
         except TypeError:  # an unhashable value (a list): its own span
             sk, span = None, None
         if span is None:
-            span = _Span.of((f,))
+            span = Span.of((f,))
             if sk is not None:
                 self._spans[sk] = span
         fold.add(host, span)

@@ -80,14 +80,15 @@ class _Bar:
             self.progress.stop()
 @contextlib.contextmanager
 def on_signals(handler: Handler) -> Iterator[None]:
-    """SIGTERM and SIGHUP go to ``handler`` for the block, then back to what they were.
+    """SIGTERM, SIGHUP and Ctrl-C (SIGINT) go to ``handler`` for the block, then back to what
+    they were (validator/entry.py's, which ends the run at once).
 
     Slurm prologs, ``timeout`` and scancel send SIGTERM, a closed terminal SIGHUP. While
     gathering, ``interrupt`` ends the run as Ctrl-C does (children killed, partial result,
     exit 2); without it the run died with no result and its children, each in its own
     session, lived on. While the result is written, ``defer`` only marks the run
     interrupted: the gathering is done, and the result must not be cut half-way."""
-    sigs = [signal.SIGTERM, signal.SIGHUP]
+    sigs = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
     old = {s: signal.signal(s, handler) for s in sigs}
     try:
         yield
@@ -98,7 +99,7 @@ def interrupt(registry: Registry) -> Handler:
     """A handler that raises KeyboardInterrupt in the main thread, naming the signal."""
 
     def handler(signum: int, _frame: FrameType | None) -> None:
-        registry.why = signal.Signals(signum).name
+        registry.why = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         raise KeyboardInterrupt(registry.why)
 
     return handler

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
     from validator.api.options import ReportOptions
     from validator.api.steps import Built
-    from validator.cluster.fleet import ChunkFolds, FleetEvaluator, TraceStep
+    from validator.cluster.fleet import ChunkFolds, FleetEvaluator
     from validator.cluster.result import Outcome, Output, RunState
     from validator.cluster.rows import HostRecord
+    from validator.cluster.spans import TraceStep
     from validator.report.model import JSONValue
 
 # a chunk of files read (``_read_chunk``): its hosts' records, its cluster documents (position,

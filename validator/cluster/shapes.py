@@ -63,7 +63,7 @@ import re
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from validator.cluster.fleet import FoldAdd, TraceStep
+    from validator.cluster.spans import FoldAdd, TraceStep
     from validator.report.model import Finding, JSONValue
 
 # where a fact value sits: (fact, key) or (fact, item number, field, key)

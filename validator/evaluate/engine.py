@@ -708,6 +708,9 @@ def evaluate_rule(b: Builder, kind: str, facts: Mapping[str, Fact], out: list[Fi
         empty = rule.if_empty
         status = Status(empty.status) if empty else Status.SKIP
         message = empty.message if empty else f"no {_label(b.ctx, rule.fact, None)} on this {kind}"
+        why = fact.get("empty")  # the source says why its collection is empty (no log, not no failure)
+        if isinstance(why, str) and why and status is Status.SKIP:
+            message = why
         # a verdict on an empty collection (no Xid event: pass) carries what was seen: none
         seen = "none" if status in (Status.PASS, Status.FAIL, Status.WARN) else None
         out.append(b.make(status, b.static_expected(), message, fact=fact, observed=seen))

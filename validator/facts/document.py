@@ -18,16 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-try:  # CPython's own SHA-256: the same digest as hashlib's, without loading OpenSSL (start-up)
-    from _sha2 import sha256  # Python 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256  # Python 3.10, 3.11
-    except ImportError:
-        from hashlib import sha256
 
 from validator.errors import FactsFileError
 from validator.lazy import MadeBy

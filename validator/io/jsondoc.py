@@ -24,7 +24,7 @@ from validator.values.numbers import Beyond, float_text, int_text, join, text_pr
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from validator.report.model import JSONValue
+    from validator.values import JSONValue
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 

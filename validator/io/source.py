@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from validator.report.model import JSONValue
+    from validator.values import JSONValue
 
 # The largest real config seen (MaxText base.yml) is 78 KB; 4 MiB is 50x that, and keeps
 # a hostile file's parse within seconds and a few hundred MB.

@@ -18,7 +18,7 @@ from validator.errors import RuleFileError
 from validator.io.source import LineDict, LineList  # made by the reader, read back here
 
 if TYPE_CHECKING:
-    from validator.report.model import JSONValue
+    from validator.values import JSONValue
 
 __all__ = ["LineDict", "LineList", "line_of", "load_yaml"]
 

@@ -13,6 +13,9 @@ message), which the CLI reports as ``error`` findings. One module per format fam
                           ``--kind``, defaults and metrics derive from it
 ``format_detection``      which format a file is (syntax, markers, key scores)
 ``evidence``              decisive evidence, judged against every other format
+``hydra``                 Hydra's composition (defaults lists, packages, experiments)
+``composition``           whether a Hydra root is claimed: the framework it composes
+``entrypoint``            a launch script's Python entry point: its own arguments
 ``deepspeed``             DeepSpeed JSON (also inside HF / heredocs)
 ``lightning``             Lightning Trainer / LightningCLI / Hydra, NeMo 1.x
 ``hf``                    HF TrainingArguments, Accelerate config
@@ -120,6 +123,13 @@ def read_job(
     finally:
         hydra.PLACED.reset(placing)
     model.finish(gpu_count=gpu_count, step_time_s=step_time_s, origins=origins)
+    # the derivations that read the whole model, after it (they import the model's module,
+    # never the other way round: tests/test_import_layers.py)
+    from validator.jobs import failure_detection, metrics
+
+    if model.formats:
+        failure_detection.derive(model, model.collective)
+    metrics.derive(model)
     return [document(model)]
 
 
@@ -146,8 +156,17 @@ def document(model: JobModel) -> Document:
     doc["errors"] = [_with_text(dict(e), texts) for e in model.errors]
     # each NCCL/torch variable the job exports with its own file and line (the list fact
     # keeps the first one's only): lint --nodes cites the line of each (validator.jobnodes)
+    # for the fixes of its findings (validator/jobs/fixes.py), never evaluated or written out:
+    # each file's format, and the text the run read (an edit is made on that text)
+    doc["file_kinds"] = dict(getattr(model, "kinds", {}))
+    doc["texts"] = dict(texts)
     doc["env"] = [_with_text({"value": v, "file": f, "line": ln}, texts)
                   for v, f, ln, _src in getattr(model, "lists", {}).get("job.comm.env", [])]
+    composed = getattr(model, "hydra_composed", None)
+    if composed:
+        # configs composed under an experiment that also run on their own (its primary
+        # config): grouping.split_folder keeps them entry points of their own jobs
+        doc["runs_alone"] = sorted(composed)
     return doc
 
 
@@ -277,6 +296,7 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
         ctx = Ctx(path, file, text, model, follow)
         if syntax in ("shell", "env"):
             model.files.append(file)
+            model.kinds.setdefault(file, syntax)
             _keep(model, file, text)
             from validator.jobs import shell
 
@@ -294,6 +314,14 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
                     ctx.tree.use_document(i)
                     break
         k = kind or detect.kind_of_tree(syntax, ctx.tree.data, path)
+        if k is None and not explicit and os.path.realpath(path) in model.layers:
+            from validator.jobs import hydra
+
+            if hydra.is_root(ctx.tree.data, path):
+                # a group file a Hydra defaults list picked, with a defaults list of its own
+                # (data/unlearn.yaml naming datasets@forget): a node of the composition
+                # being read, whatever framework is composed
+                k = "hydra"
         if k is None:
             if explicit and detect.k8s_kind(ctx.tree.data):
                 kinds = [str(detect.k8s_kind(d)) for d in ctx.tree.docs if detect.k8s_kind(d)]
@@ -318,6 +346,7 @@ def _read_one(path: Path, kind: str | None, explicit: bool, model: JobModel, fol
         if k == "kubernetes" and not detect.k8s_kind(ctx.tree.data):
             raise ReadError("no apiVersion and kind: not a Kubernetes manifest (--kind kubernetes)")
         model.files.append(file)
+        model.kinds.setdefault(file, k)
         _keep(model, file, text)
         _dispatch(k, ctx)
     except ReadError as exc:

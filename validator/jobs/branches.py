@@ -25,8 +25,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # types only: shell.py imports this module
-    from validator.jobs.shell import Vars, Word
+if TYPE_CHECKING:
+    from validator.jobs.shellvars import Vars, Word
 
 Flags = dict[str, tuple[str, int]]
 

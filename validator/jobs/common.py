@@ -8,10 +8,16 @@ that rules see one word per concept.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from validator.jobs.coerce import as_bool, as_float, as_int  # shared by every reader: c.as_int etc.
+from validator.jobs.base import bool_of as bool_of  # re-exported: every reader calls c.int_of etc.
+from validator.jobs.base import float_of as float_of
+from validator.jobs.base import int_of as int_of
+from validator.jobs.base import not_set as not_set  # re-exported: readers call c.not_set
+from validator.jobs.base import typed
+from validator.jobs.coerce import as_bool as as_bool  # re-exported: every reader calls c.as_int etc.
+from validator.jobs.coerce import as_float as as_float
+from validator.jobs.coerce import as_int as as_int
 from validator.jobs.model import JobModel
 from validator.lazy import Pattern
 
@@ -44,60 +50,11 @@ def _restores_default(name: str, value: str) -> bool:
     return value.strip().strip("'\"") in DEFAULT_RESTORING.get(name, ())
 
 
-def _not_set(v: JSONValue) -> bool:
-    """``None``, DeepSpeed/HF ``"auto"`` (filled in by the host framework) and an
-    unresolved OmegaConf/Hydra ``${...}`` interpolation: not set in this file."""
-    if v is None:
-        return True
-    return isinstance(v, str) and (v.strip().lower() == "auto" or "${" in v)
-
-
-def _typed(
-    conv: Callable[[JSONValue], T | None],
-    expected: str,
-    model: JobModel,
-    fact: str,
-    raw: JSONValue,
-    file: str | None,
-    line: int | None,
-    source: str,
-) -> T | None:
-    if _not_set(raw):
-        return None
-    v = conv(raw)
-    if v is None:
-        model.invalid(fact, raw, file, line, source, expected)
-    return v
-
-
-def int_of(
-    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
-) -> int | None:
-    """``raw`` as an integer; ``None`` when not set, or (after recording the key as an
-    error at its line and the fact as an error value) when it is of the wrong type, so
-    that a caller's ``default()`` cannot stand in for it."""
-    return _typed(as_int, "an integer", model, fact, raw, file, line, source)
-
-
-def float_of(
-    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
-) -> float | None:
-    """``raw`` as a number (see ``int_of``)."""
-    return _typed(as_float, "a number", model, fact, raw, file, line, source)
-
-
-def bool_of(
-    model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
-) -> bool | None:
-    """``raw`` as true/false (see ``int_of``)."""
-    return _typed(as_bool, "true or false", model, fact, raw, file, line, source)
-
-
 def duration_of(
     model: JobModel, fact: str, raw: JSONValue, file: str | None, line: int | None, source: str
 ) -> float | None:
     """A Lightning duration (``DD:HH:MM:SS``, ``H:MM:SS``, a timedelta dict or seconds)."""
-    return _typed(
+    return typed(
         lambda v: as_float(v) if isinstance(v, (int, float)) else lightning_time(v),
         "a duration (DD:HH:MM:SS, or a dict of days/hours/minutes/seconds)",
         model,

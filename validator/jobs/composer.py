@@ -123,7 +123,7 @@ def _common(ctx: Ctx, fmt: str, name: str) -> None:
     m.torch = True
     src = f"{name}: "
     prec = g("precision")
-    if prec is not None and not c._not_set(prec):
+    if prec is not None and not c.not_set(prec):
         word = PRECISION.get(str(prec).lower())
         if word is None:
             m.add("job.precision.problems", f"precision {prec!r} is not a Composer precision",

@@ -64,7 +64,7 @@ def read(ctx: Ctx, prefix: tuple[object, ...] = ()) -> None:
             ln("train_batch_size"),
             "deepspeed: train_micro_batch_size_per_gpu inferred as train // (grad_acc x dp)",
         )
-    elif explicit[0] and not explicit[2] and c._not_set(gas):
+    elif explicit[0] and not explicit[2] and c.not_set(gas):
         m.set(
             "job.batch.rule",
             "divisible",
@@ -80,7 +80,7 @@ def read(ctx: Ctx, prefix: tuple[object, ...] = ()) -> None:
             ln("train_batch_size"),
             "deepspeed: train_batch_size = micro x grad_acc x dp",
         )
-    if c._not_set(gas) and not (explicit[0] and explicit[1]):
+    if c.not_set(gas) and not (explicit[0] and explicit[1]):
         # with both batch sizes given DeepSpeed infers the accumulation (the rule above);
         # with one of them it sets 1 (runtime/config.py _set_batch_related_parameters)
         fill(m, "job.batch.accumulation", "deepspeed.gradient_accumulation_steps", ctx.file)
@@ -124,6 +124,18 @@ def read(ctx: Ctx, prefix: tuple[object, ...] = ()) -> None:
     for sink in ("tensorboard", "wandb", "csv_monitor", "comet"):
         if c.as_bool(g(sink, "enabled")):
             c.sink(m, sink, ctx.file, ln(sink), f"deepspeed: {sink}.enabled")
+    # steps_per_print: N makes ThroughputTimer.stop log CurrSamplesPerSec (throughput) and
+    # MemAllocated / MaxMemAllocated every N global steps, unless timers.throughput.enabled is
+    # false (DeepSpeed 0.16.5, microsoft/DeepSpeed@38327e0, deepspeed/utils/timer.py and
+    # utils/config.py); a host framework's "auto" values do not change that line
+    every = c.as_int(g("steps_per_print"))
+    if every is not None and every > 0 and c.as_bool(g("timers", "throughput", "enabled")) is not False:
+        for fam in ("gpu_utilization", "memory"):
+            c.metric(m, fam, ctx.file, ln("steps_per_print"), "deepspeed: steps_per_print (ThroughputTimer)")
+    # memory_breakdown: see_memory_usage(force=True) around every forward, backward and step
+    # (runtime/engine.py, runtime/utils.py: MA / Max_MA on rank 0)
+    if c.as_bool(g("memory_breakdown")):
+        c.metric(m, "memory", ctx.file, ln("memory_breakdown"), "deepspeed: memory_breakdown")
     if c.as_bool(g("wall_clock_breakdown")) or c.as_bool(g("flops_profiler", "enabled")):
         key = "wall_clock_breakdown" if c.as_bool(g("wall_clock_breakdown")) else "flops_profiler"
         c.metric(m, "gpu_utilization", ctx.file, ln(key), f"deepspeed: {key}")

@@ -29,13 +29,13 @@ framework default; a default is used only where no file sets the value.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from validator.jobs import registry
 
 if TYPE_CHECKING:
-    from validator.jobs.model import JobModel
     from validator.report.model import JSONValue
 
 
@@ -78,8 +78,34 @@ def describe(detail: str, file: str | None) -> str:
         return f"default: {detail}"
     name, version = fw
     key = detail.split(":", 1)[1].strip() if ":" in detail else detail
-    where = f"; set it in {file}" if file else ""
-    return f"default of {name} ({NOT_SET}; {version}): {key}{where}"
+    return f"default of {name} ({NOT_SET}; {version}): {key}{where_to_set(key, file)}"
+
+
+_ENV = re.compile(r"[A-Z][A-Z0-9_]{2,}")
+
+
+def where_to_set(setting: str, file: str | None) -> str:
+    """"; set it in FILE" only where FILE can hold ``setting``: an environment variable goes
+    in a launch script (or the environment that launches a config file), a launcher's flag on
+    the launch command, an API call (``init_process_group(timeout=)``) in the training code,
+    a scheduler's setting in its own configuration; a config key in the config file."""
+    if not file:
+        return ""
+    from validator.jobs.edits import syntax_of
+
+    head = setting.split(" = ", 1)[0].strip()
+    first = head.split()[0] if head.split() else head
+    script = syntax_of(file) in ("shell", "env")
+    if _ENV.fullmatch(first):
+        return f"; set it in {file}" if script else (
+            "; it is an environment variable: export it in the script or scheduler that launches the job")
+    if "(" in head or head.startswith("<") or "slurm.conf" in head:
+        return "; set in the training code or the cluster's configuration, not in a config file"
+    if first.startswith("--") or re.search(r"\s--\w", head):  # a flag (of a launcher: "torchrun --max-restarts")
+        return f"; set it in {file}" if script else "; set it on the launch command (the script that runs the job)"
+    if script:
+        return "; set it in the job's training config"
+    return f"; set it in {file}"
 
 
 @dataclass(frozen=True)
@@ -317,6 +343,10 @@ TABLES: dict[str, Table] = {t.framework: t for t in (
                                               "nemo/utils/exp_manager.py (ExpManagerConfig)"),
         "resume_if_exists": Default("exp_manager.resume_if_exists", False, None,
                                     "nemo/utils/exp_manager.py (ExpManagerConfig)"),
+        # NeMo 2 (llm.train(resume=AutoResume(...)), a recipe's resume: block): its own default,
+        # not exp_manager's (read at NVIDIA/NeMo@0585ad8, unchanged in the 2.x API)
+        "autoresume_if_exists": Default("resume.resume_if_exists (AutoResume)", False, None,
+                                        "nemo/lightning/resume.py (AutoResume.__init__)"),
     }),
     Table("llm-foundry", "0.22.0", {
         "save_folder": Default("save_folder", None, None, "llmfoundry/utils/config_utils.py (TrainConfig)",
@@ -412,7 +442,15 @@ def cite(key: str) -> str:
 _ROW: object = object()  # fill(): "the row's own value"
 
 
-def fill(m: JobModel, fact: str, key: str, file: str | None, *, value: JSONValue = _ROW, line: int | None = None,
+class Fills(Protocol):
+    """What ``fill`` fills in: the job model (validator/jobs/model.py imports this module,
+    so this one names only the method it calls)."""
+
+    def default(self, name: str, value: JSONValue, file: str | None, source: str, line: int | None = None,
+                key: str | None = None) -> None: ...
+
+
+def fill(m: Fills, fact: str, key: str, file: str | None, *, value: JSONValue = _ROW, line: int | None = None,
          why: str = "") -> None:
     """Record the framework default ``key`` (a row of ``TABLES``) as ``fact``'s value where no
     file sets it: the one way a reader fills in a default, so each one is a row read in the
@@ -436,8 +474,7 @@ def origin(key: str, file: str | None, source: str = "") -> str:
     file), how the fact follows from it (what ``fill`` was told, in ``source``), and where the
     user would set it."""
     why = source.removeprefix("default: ").removeprefix(_said(key))
-    where = f"; set it in {file}" if file else ""
-    return f"{cite(key)}{why}{where}"
+    return f"{cite(key)}{why}{where_to_set(row(key)[1].setting, file)}"
 
 
 def read_in(key: str) -> str:

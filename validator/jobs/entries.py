@@ -1,10 +1,10 @@
 """One job fact as read: its value and where it came from (file, line, source text, a
 framework default's row).
 
-A leaf of jobs/: the model holds entries, and the derivations it runs when a job is read
-whole (detection.py, metrics.py) make them; they import this module rather than the
-model's, so that no import circle ties the model to its derivations
-(tests/test_import_layers.py).
+A leaf of jobs/: the model holds entries and failure-detection mechanisms, and the
+derivations run when a job is read whole (failure_detection.py, metrics.py) make them;
+they import this module rather than the model's, so that no import circle ties the model
+to its derivations (tests/test_import_layers.py).
 """
 
 from __future__ import annotations
@@ -40,3 +40,13 @@ class Entry:
         if self.source.startswith("default: "):
             return defaults.describe(self.source.removeprefix("default: "), self.file)
         return self.source
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    mode: str  # "crash" | "hang"
+    name: str  # "torchrun worker monitor", "NCCL watchdog (collective timeout)"
+    seconds: float
+    file: str | None
+    line: int | None
+    origin: str  # "--monitor-interval at run.sh:12" or a cited default

@@ -161,7 +161,31 @@ def judge(kind: str, data: dict[str, JSONValue], group: str | None = None) -> Ju
     )
     if not refused:
         return Judgement(kind, "")
+    # a Hydra config (a ``defaults:`` list) names its framework by sections too: an
+    # experiment's ``trainer:`` of Lightning arguments beside ``task: {_target_: mylab...}``
+    named = named_by_targets(mine, rivals, sections=isinstance(data.get("defaults"), list))
+    if named is not None:
+        return Judgement(named, "")
     return Judgement(None, describe(fmt, mine, rivals, data))
+
+
+def named_by_targets(mine: Seen, rivals: list[Seen], sections: bool = False) -> str | None:
+    """The format a refused candidate's file really is, when its ``_target_`` classes say
+    so outright: a Hydra experiment's ``task: {_target_: ...}`` made Model Garden the
+    candidate by its section name, while ``_target_: pytorch_lightning.Trainer`` names the
+    program that reads the file. Kept only when one claimed format's evidence includes a
+    class it names (or, with ``sections``, for a Hydra config, a section of keys only it
+    has) and beats every other format's (the candidate's too); an unclaimed framework's
+    evidence (verl, Composer) as strong or stronger still refuses the file."""
+    if not rivals:
+        return None
+    best = rivals[0]
+    if not (best.fmt.claimed and best.fmt.reader and not best.fmt.composes
+            and (sections or (best.score >= TARGET_WEIGHT and any(i.startswith("_target_ ") for i in best.items)))):
+        return None
+    if best.score <= mine.score or any(s.score >= best.score for s in rivals[1:]):
+        return None
+    return best.fmt.name
 
 
 def describe(fmt: Format, mine: Seen, rivals: list[Seen], data: dict[str, JSONValue]) -> str:

@@ -23,27 +23,16 @@ its timeout and the timeout's origin in the source. Every default used is a row 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.jobs.coerce import as_bool, as_float
 from validator.jobs.defaults import cite, read_in, value_of
+from validator.jobs.entries import Entry, Mechanism
 
-if TYPE_CHECKING:  # types only: the model imports this module when it derives
+if TYPE_CHECKING:
     from validator.jobs.base import Ctx
-    from validator.jobs.entries import Entry
     from validator.jobs.model import JobModel
     from validator.report.model import JSONValue
-
-
-@dataclass(frozen=True)
-class Mechanism:
-    mode: str  # "crash" | "hang"
-    name: str  # "torchrun worker monitor", "NCCL watchdog (collective timeout)"
-    seconds: float
-    file: str | None
-    line: int | None
-    origin: str  # "--monitor-interval at run.sh:12" or a cited default
 
 
 def _flag(flags: dict[str, tuple[str, int]], *names: str) -> tuple[str, int] | None:
@@ -224,8 +213,6 @@ def _cite_default(source: str) -> str:
 def derive(m: JobModel, collective: Entry | None) -> None:
     """``job.recovery.crash_detection`` and ``job.recovery.hang_detection``: the fastest
     mechanism per mode, with every other one found and any caveat in the source."""
-    from validator.jobs.entries import Entry
-
     mechs: list[Mechanism] = list(m.mechanisms)
     coll = _collective(m, collective)
     if coll is not None:

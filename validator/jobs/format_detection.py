@@ -108,7 +108,7 @@ def is_job_shell(text: str) -> bool:
     return any(_LAUNCHER.search(line) for line in _launcher_lines(text))
 
 
-_LAUNCHER_WORD = Pattern(r"srun|torchrun|mpirun|mpiexec|deepspeed|accelerate|torch\.distributed|tune")
+_LAUNCHER_WORD = Pattern(r"srun|torchrun|ft_launcher|mpirun|mpiexec|deepspeed|accelerate|torch\.distributed|tune")
 
 
 def _launcher_lines(text: str) -> list[str]:
@@ -190,23 +190,38 @@ def kind_of_tree(syntax: str, data: JSONValue, path: Path | None = None) -> str 
     ``trainer:`` block of verl's or a ``task:`` of fairseq's is no Lightning or Model
     Garden config, whatever the section is called.
     """
-    kind = _candidate(syntax, data, path)
+    return _judged(syntax, data, path)[0]
+
+
+def _judged(syntax: str, data: JSONValue, path: Path | None, compose: bool = True) -> tuple[str | None, str]:
+    """(the format, or None; what was seen, in words, when the candidate is refused)."""
+    kind = _candidate(syntax, data, path, compose)
     if kind is None or syntax != "yaml" or not isinstance(data, dict):
-        return kind
+        return kind, ""
     from validator.jobs import evidence
 
-    return evidence.judge(kind, data, _group(path)).kind
+    if registry.BY_NAME[kind].composes and path is not None:
+        from validator.jobs import composition
+
+        j = composition.judge(kind, data, path, _group(path), claimed_kind)
+    else:
+        j = evidence.judge(kind, data, _group(path))
+    return j.kind, j.why
+
+
+def claimed_kind(data: JSONValue, path: Path) -> str | None:
+    """The format of a YAML config a Hydra root composes, judged alone (not as a root
+    itself): a format spec-check reads, or None."""
+    kind = _judged("yaml", data, path, compose=False)[0]
+    fmt = registry.BY_NAME.get(kind) if kind else None
+    return kind if fmt is not None and fmt.claimed and fmt.reader and not fmt.composes else None
 
 
 def why_refused(syntax: str, data: JSONValue, path: Path | None = None) -> str:
     """What was seen in a file no format claims: the evidence each format left."""
-    kind = _candidate(syntax, data, path)
-    if kind is not None and syntax == "yaml" and isinstance(data, dict):
-        from validator.jobs import evidence
-
-        why = evidence.judge(kind, data, _group(path)).why
-        if why:
-            return why
+    why = _judged(syntax, data, path)[1]
+    if why:
+        return why
     return f"no format explains its keys well (closest: {closest(data, path, syntax)})"
 
 
@@ -225,7 +240,7 @@ def _group(path: Path | None) -> str | None:
     return hydra.package(path, head)
 
 
-def _candidate(syntax: str, data: JSONValue, path: Path | None = None) -> str | None:
+def _candidate(syntax: str, data: JSONValue, path: Path | None = None, compose: bool = True) -> str | None:
     """The format of a parsed structured file, or None when it is no known job config.
 
     Formats with a marker no other format has (a Kubernetes ``apiVersion``/``kind``, an
@@ -249,7 +264,7 @@ def _candidate(syntax: str, data: JSONValue, path: Path | None = None) -> str | 
     # TrainingArguments names) is weighed against every scored format's evidence
     if syntax == "yaml" and (legacy is None or legacy in registry.catalogued("yaml")):
         found = by_evidence(data, legacy, path)
-        if found is None and path is not None and "defaults" in data:
+        if found is None and path is not None and "defaults" in data and compose:
             from validator.jobs import hydra
 
             return "hydra" if hydra.is_root(data, path) else None

@@ -77,7 +77,9 @@ def split_folder(
     alone = {f: read_job([f], kind, name=str(f), **kw)[0] for f in files}
     named: set[str] = set()
     for f, doc in alone.items():
-        named.update(real(g) for g in _files(doc) if real(g) != real(f))
+        # a Hydra experiment's primary config runs on its own too: not named by it
+        own = set(doc.get("runs_alone") or ())
+        named.update(real(g) for g in _files(doc) if real(g) != real(f) and real(g) not in own)
     recognized = [f for f in files if _files(alone[f])]
     envs = [f for f in recognized if _env_only(alone[f]) and real(f) not in named]
     entries: list[Path] = []

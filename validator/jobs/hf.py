@@ -113,14 +113,16 @@ def read_trainer(ctx: Ctx) -> None:
         if str(name) in REPORT_TO:
             c.sink(m, str(name), ctx.file, ctx.line("report_to"), "hf: report_to")
     grad_norm(ctx, "hf: ")
-    if c.as_bool(g("skip_memory_metrics")) is False:
-        c.metric(
-            m,
-            "memory",
-            ctx.file,
-            ctx.line("skip_memory_metrics"),
-            "hf: skip_memory_metrics = False",
-        )
+    # include_num_input_tokens_seen (True/"all"/"non_padding"): Trainer.log adds
+    # num_input_tokens_seen and train_tokens_per_second to every log (transformers 4.57.6,
+    # trainer.py Trainer.log; True -> "all" in training_args.py __post_init__). Not
+    # skip_memory_metrics: false, whose TrainerMemoryTracker reports memory once, when train()
+    # ends (trainer_utils.py), not as a series: no setting of TrainingArguments logs memory
+    # during training.
+    tokens = g("include_num_input_tokens_seen")
+    if c.as_bool(tokens) or (isinstance(tokens, str) and tokens.strip().lower() in ("all", "non_padding")):
+        c.metric(m, "gpu_utilization", ctx.file, ctx.line("include_num_input_tokens_seen"),
+                 "hf: include_num_input_tokens_seen (train_tokens_per_second)")
     to = ctx.float_at("job.recovery.detection_timeout", ("ddp_timeout",), "hf: ddp_timeout")
     if to is not None:
         ctx.set("job.recovery.detection_timeout", to, ("ddp_timeout",), "hf: ddp_timeout")

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
 MAX_ENTRIES = 100  # a real defaults list has a dozen; each entry costs a file lookup
-MAX_UP = 4  # folders an absolute group path (``/trainer``) may climb to find the config root
+MAX_UP = 6  # folders an absolute group path (``/trainer``) may climb to find the config root
+# (experiment/generic/imagenette/ssl/byol.yaml is five below it)
 SELF = (None, "_self_")
 # the packages a defaults list gave the files of the job being read (real path -> dotted
 # package, "" for the root): set per job by ``validator.jobs.read_job`` (``placing``)
@@ -155,12 +156,13 @@ def is_root(data: JSONValue, path: Path) -> bool:
 
 
 def _target(path: Path, group: str | None, option: str) -> Path:
-    return _resolve(path, group, option)[0]
+    return resolve(path, group, option)[0]
 
 
-def _resolve(path: Path, group: str | None, option: str) -> tuple[Path, Path | None]:
+def resolve(path: Path, group: str | None, option: str) -> tuple[Path, Path | None]:
     """The file an entry names, and the config root it was found from (for an absolute
-    group path: the folder above that holds the group; None for a relative one)."""
+    group path: the folder above that holds the group; for a relative one found in a
+    folder above the naming config's, that folder; None for one beside it)."""
     name = option if option.endswith((".yaml", ".yml")) else f"{option}.yaml"
     if group is None and option.startswith("/"):  # - /trainer/default: absolute, named directly
         group, name = os.path.split(name.lstrip("/"))
@@ -176,7 +178,21 @@ def _resolve(path: Path, group: str | None, option: str) -> tuple[Path, Path | N
                 break
             base = base.parent
         return path.parent / rel, None
-    return (path.parent / name if group is None else path.parent / group / name), None
+    rel = Path(name) if group is None else Path(group) / name
+    if not (path.parent / rel).is_file():
+        # a config picked as ``experiment=generic/ssl/byol`` is in group ``experiment``:
+        # Hydra resolves its relative entries (``- base/ssl/byol``) from the group's folder,
+        # not from the option's subfolder (hydra/core/default_element.py, get_group_path:
+        # the parent's group path, hydra-core 1.3.2); the file alone does not say which
+        # folder above is the group's, so the nearest one holding the entry is taken
+        base = path.parent.parent
+        for _ in range(MAX_UP - 1):
+            if (base / rel).is_file():
+                return base / rel, base  # the group's folder joins the job, as a root does
+            if base.parent == base:
+                break
+            base = base.parent
+    return path.parent / rel, None
 
 
 def follow(ctx: Ctx) -> None:
@@ -199,16 +215,23 @@ def follow(ctx: Ctx) -> None:
     step = here[1] / (2 * (MAX_ENTRIES + 1))  # a nested list stays inside its entry's slot
     pkgs = [p for *_, p in _entries(data)]
     given = PLACED.get()
+    overridden = model.hydra_overridden
+    primary = model.hydra_primary.get(os.path.realpath(ctx.path))
     for i, (index, group, option) in enumerate(items):
         if (group, option) == SELF:
+            continue
+        if primary is not None and group is not None and (
+                group.strip("/") in overridden or group.strip("/") == primary):
+            # the primary config composed under an experiment: a group the experiment
+            # overrides is the experiment's pick, and the experiment slot is the experiment
             continue
         if group is None and "/" in option.strip("/"):
             # CONFIG: group/name named directly (``- trainer/default``, ``- /trainer/gpu@trainer``)
             head, name = option.rsplit("/", 1)
             group, option = head or "/", name
-        target, root = _resolve(ctx.path, group, option)
+        target, root = resolve(ctx.path, group, option)
         line = ctx.line("defaults", index) if ctx.tree else None
-        if root is not None and not _safe_root(root, ctx.path, group, option):
+        if root is not None and not safe_root(root, ctx.path, group, option):
             # never opened: a pull request's config must not make a CI runner read a file
             # of its own (hidden folders, "..", above the repository)
             model.error(ctx.file, line, f"defaults names {group}: {option}, searched from {root}: not a config "
@@ -230,6 +253,82 @@ def follow(ctx: Ctx) -> None:
             model.error(ctx.file, line, f"defaults names {group.lstrip('/')}{at}: {option}, but "
                         f"{os.path.relpath(target, ctx.path.parent)} does not exist in that config group: "
                         "Hydra cannot compose this config, so its settings are unknown")
+    _compose_primary(ctx, data, here)
+
+
+def _compose_primary(ctx: Ctx, data: JSONValue, here: tuple[float, float]) -> None:
+    """An experiment (``# @package _global_``, ``override /group: option`` entries) runs
+    only inside its primary config: ``python train.py experiment=x`` composes the root's
+    defaults list, each group the experiment overrides replaced by its pick, then the
+    experiment last (hydra.cc, "Configuring Experiments"). The primary config is the YAML
+    file of the config root whose defaults list has the experiment's group (``experiment:
+    null``); it is read beneath the experiment (a lower layer), its overridden groups
+    left out (``primary`` and ``overridden`` tell ``follow``)."""
+    model = ctx.model
+    if _own_package(ctx) != "" or not _overrides(data):
+        return
+    model.hydra_overridden.update(_overrides(data))
+    real = os.path.realpath(ctx.path)
+    model.hydra_composed.add(real)  # an experiment another one builds on runs alone too
+    for root in sorted(model.hydra_roots, key=len):
+        if not real.startswith(root.rstrip(os.sep) + os.sep):
+            continue
+        group = os.path.relpath(real, root).split(os.sep)[0]
+        found = _primary_of(Path(root), group)
+        if found is None:
+            continue
+        key = os.path.realpath(found)
+        if key in model.layers or key == real:
+            return
+        model.hydra_primary[key] = group
+        model.hydra_composed.add(key)
+        model.layers[key] = (here[0] - (2 * MAX_ENTRIES + 2) * here[1], here[1])
+        ctx.ref(os.path.relpath(found, ctx.path.parent), None, None)
+        return
+
+
+def _overrides(data: JSONValue) -> set[str]:
+    """The groups a config's ``override /group: option`` entries replace."""
+    seq = data.get("defaults") if isinstance(data, dict) else None
+    out: set[str] = set()
+    for e in seq[:MAX_ENTRIES] if isinstance(seq, list) else []:
+        if isinstance(e, dict) and len(e) == 1:
+            (k, _), = e.items()
+            k = str(k).strip()
+            if k.startswith("override "):
+                out.add(k.removeprefix("override ").strip().strip("/").partition("@")[0])
+    return out
+
+
+_HOOK = re.compile(r"^[ \t]*-[ \t]*(?:optional[ \t]+)?/?([\w/.-]+)[ \t]*:[ \t]*(?:null|~)?[ \t]*(?:#.*)?$", re.M)
+
+
+def _primary_of(root: Path, group: str) -> Path | None:
+    """The primary config in ``root`` whose defaults list has ``group`` (``- experiment:
+    null``): the one named like a training entry (``train.yaml``, ``config.yaml``) when
+    several have it."""
+    from validator.io.source import ReadError, read_text
+
+    found: list[Path] = []
+    try:
+        names = sorted(os.listdir(root))[:200]
+    except OSError:
+        return None
+    for n in names:
+        p = root / n
+        if not n.endswith((".yaml", ".yml")) or not p.is_file():
+            continue
+        try:
+            text = read_text(p)
+        except (ReadError, OSError):
+            continue
+        if "defaults" in text and any(m.group(1) == group for m in _HOOK.finditer(text)):
+            found.append(p)
+    for pref in ("train", "config", "main"):
+        for p in found:
+            if p.stem.startswith(pref):
+                return p
+    return found[0] if len(found) == 1 else None
 
 
 def _own_package(ctx: Ctx) -> str:
@@ -253,7 +352,7 @@ def _own_package(ctx: Ctx) -> str:
     return ""
 
 
-def _safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
+def safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
     """Whether an absolute group's config root may join the job: the names hold no
     hidden folder and no ``..``, and the root is not above the repository the config is
     in (the nearest folder above holding ``.git``, where there is one)."""
@@ -274,5 +373,9 @@ def _safe_root(root: Path, path: Path, group: str | None, option: str) -> bool:
 
 def read(ctx: Ctx) -> None:
     """A Hydra root config: what it composes (its own keys are read by the group readers)."""
-    ctx.model.formats.append("hydra")
+    if os.path.realpath(ctx.path) not in ctx.model.hydra_primary:
+        # (the primary config composed under an experiment is the experiment's: no format
+        # of its own in the job)
+        ctx.model.formats.append("hydra")
     follow(ctx)
+

@@ -30,6 +30,7 @@ def read(ctx: Ctx) -> None:
     known = True
     unset: list[str] = []  # roles whose replicas the training operator defaults
     specs = ctx.get(*spec, "pytorchReplicaSpecs") or {}
+    policies: list[tuple[str, str]] = []  # (role, restartPolicy)
     for role in ("Master", "Worker"):
         rs = specs.get(role) if isinstance(specs, dict) else None
         if not isinstance(rs, dict):
@@ -43,12 +44,7 @@ def read(ctx: Ctx) -> None:
             replicas += n
         rp = rs.get("restartPolicy")
         if isinstance(rp, str):
-            ctx.set(
-                "job.recovery.auto_restart",
-                rp in ("OnFailure", "Always", "ExitCode"),
-                (*spec, "pytorchReplicaSpecs", role, "restartPolicy"),
-                f"pytorchjob: {role}.restartPolicy = {rp}",
-            )
+            policies.append((role, rp))
         base = (*spec, "pytorchReplicaSpecs", role, "template", "spec", "containers")
         for i, ct in enumerate(_seq(ctx.get(*base))):
             if isinstance(ct, dict):
@@ -67,6 +63,7 @@ def read(ctx: Ctx) -> None:
             (*ep, "maxRestarts"),
             "pytorchjob: elasticPolicy.maxRestarts",
         )
+    _restart(ctx, spec, policies, mr)
     mx = c.as_int(ctx.get(*ep, "maxReplicas"))
     if mx is not None and not m.has("job.resources.nodes"):
         pass  # elastic: the node count varies between min and max replicas
@@ -74,6 +71,34 @@ def read(ctx: Ctx) -> None:
     if npn:
         ctx.set(
             "job.resources.gpus_per_node", npn, (*spec, "nprocPerNode"), "pytorchjob: nprocPerNode"
+        )
+
+
+def _restart(ctx: Ctx, spec: tuple[str, ...], policies: list[tuple[str, str]], max_restarts: int | None) -> None:
+    """REC-01 of a PyTorchJob, citing the setting that decides. An elastic job's
+    ``elasticPolicy.maxRestarts`` is what restarts it after a failure: the training
+    operator passes it to torchrun as ``PET_MAX_RESTARTS`` (kubeflow/training-operator
+    pkg/controller.v1/pytorch/elastic.go, ``EnvMaxRestarts``), whose agent restarts the
+    worker group in place; a replica's ``restartPolicy: OnFailure`` only restarts the pod
+    once the agent has given up. Without restarts to give (no elasticPolicy, or
+    ``maxRestarts: 0``) the restart policy decides."""
+    ep = (*spec, "elasticPolicy")
+    # torchrun reads PET_MAX_RESTARTS as its --max-restarts default (torch/distributed/run.py,
+    # env action); a container that launches otherwise (accelerate launch, its own
+    # --max_restarts) is restarted by the pod's policy alone
+    if max_restarts is not None and max_restarts > 0 and "torchrun" in ctx.model.formats:
+        also = "; ".join(f"{role}.restartPolicy = {rp}" for role, rp in policies)
+        ctx.set("job.recovery.auto_restart", True, (*ep, "maxRestarts"),
+                f"pytorchjob: elasticPolicy.maxRestarts = {max_restarts} (torchrun restarts the worker group in "
+                "place up to that many times: the operator sets PET_MAX_RESTARTS, kubeflow/training-operator "
+                "pkg/controller.v1/pytorch/elastic.go" + (f"; then {also} restarts the pod" if also else "") + ")")
+        return
+    for role, rp in policies:
+        ctx.set(
+            "job.recovery.auto_restart",
+            rp in ("OnFailure", "Always", "ExitCode"),
+            (*spec, "pytorchReplicaSpecs", role, "restartPolicy"),
+            f"pytorchjob: {role}.restartPolicy = {rp}",
         )
 
 

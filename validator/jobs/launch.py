@@ -10,12 +10,16 @@ Flags arrive normalized (``--max_restarts`` and ``--max-restarts`` are one key, 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from validator.io.source import Tree
 from validator.jobs import common as c
 from validator.jobs.base import Ctx
 from validator.jobs.coerce import typed_value
 from validator.jobs.defaults import fill
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
 
 Flags = dict[str, tuple[str, int]]
 MEGATRON_MARKERS = (
@@ -342,6 +346,8 @@ def _megatron(ctx: Ctx, flags: Flags) -> None:
         "log-straggler": "gpu_utilization",
         "log-memory-to-tensorboard": "memory",
         "log-device-memory-used": "memory",
+        # report_memory every N iterations (Megatron-LM@d98e8a6 training.py training_log)
+        "log-memory-interval": "memory",
         "log-timers-to-tensorboard": "collective_latency",
         "log-params-norm": "gradient_stats",
         "log-num-zeros-in-grad": "gradient_stats",
@@ -392,6 +398,8 @@ def _hf_args(ctx: Ctx, flags: Flags) -> None:
         for k, (v, _) in flags.items()
         if not k.startswith(("@", "#")) and "?" not in k
     }
+    for k in _scripts_own(ctx, flags, data):
+        del data[k]  # the entry point's own arguments: read by it, no typo of HF's
     lines = {
         (k.replace("-", "_"),): line
         for k, (_, line) in flags.items()
@@ -404,6 +412,48 @@ def _hf_args(ctx: Ctx, flags: Flags) -> None:
         hf.read_trainer(sub)
     finally:
         ctx.model.overriding = False
+
+
+# the launchers' own options on the same line (torchrun, deepspeed, accelerate launch): no
+# flag of the script's, whatever the script is
+LAUNCHER_OPTIONS = frozenset({
+    "nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_backend", "rdzv_endpoint",
+    "rdzv_id", "standalone", "max_restarts", "monitor_interval", "include", "exclude", "num_gpus", "num_nodes",
+    "hostfile", "num_processes", "num_machines", "machine_rank", "main_process_ip",
+    "main_process_port", "config_file", "mixed_precision", "use_env", "local_rank"})
+
+
+def _scripts_own(ctx: Ctx, flags: Flags, data: dict[str, JSONValue]) -> list[str]:
+    """The flags of ``data`` that are the Python entry point's own, not HF's
+    TrainingArguments (``entrypoint``): the fields of its dataclasses where it is in the
+    job's folder; every flag HF does not have where it is not there (unknown: the
+    script may take any), unless it is one of HF's own example scripts."""
+    from validator.jobs import entrypoint
+    from validator.jobs.keys import catalogue
+
+    script = flags.get("@script", ("", 0))[0]
+    cat = catalogue("hf")
+    if not script or cat is None:
+        return []
+    entry = entrypoint.read(script, ctx.path.parent, ctx.path.parent)
+    hf_keys = cat.top()
+    if entry.found is not None:
+        own = [k for k in data if k not in hf_keys and k in entry.fields]
+        why = (f"{script}'s own arguments ("
+               + ", ".join(f"--{k} of {entry.fields[k]}" for k in own[:4]) + (" ..." if len(own) > 4 else "")
+               + "), read from its dataclasses")
+    elif entry.hf_example:
+        return []
+    else:
+        own = [k for k in data if k not in hf_keys]
+        shown = [k for k in own if k not in LAUNCHER_OPTIONS] or own
+        why = (f"{script} is not in the job's folder, so its own flags ("
+               + ", ".join(f"--{k}" for k in shown[:4]) + (" ..." if len(shown) > 4 else "")
+               + ") are unknown, not judged as HF's")
+    if own:
+        # the PREC-02 finding says which flags were not judged as HF's, and why
+        ctx.model.__dict__.setdefault("keys_judged", {}).setdefault("entry point", why)
+    return own
 
 
 def _script_args(ctx: Ctx, flags: Flags) -> None:

@@ -138,6 +138,10 @@ def _trainer(ctx: Ctx, t: tuple[object, ...], nemo: bool) -> None:
     m, g = ctx.model, (lambda k: ctx.get(*t, k))
     src = "nemo: trainer." if nemo else "lightning: trainer."
     prec = g("precision")
+    at: tuple[object, ...] = (*t, "precision")
+    named = f"{src}precision"
+    if prec is None and nemo:
+        prec, at, named = _megatron_precision(ctx, t, src)
     if prec is not None and not _unresolved(prec):
         word = PREC.get(str(prec).lower())
         if word is None:
@@ -145,15 +149,15 @@ def _trainer(ctx: Ctx, t: tuple[object, ...], nemo: bool) -> None:
                 "job.precision.problems",
                 f"precision {prec!r} is not a Lightning precision",
                 ctx.file,
-                ctx.line(*t, "precision"),
-                src + "precision",
+                ctx.line(*at),
+                named,
             )
         else:
-            c.precision(m, word, ctx.file, ctx.line(*t, "precision"), f"{src}precision = {prec}")
+            c.precision(m, word, ctx.file, ctx.line(*at), f"{named} = {prec}")
             if word == "fp16":
                 # a default: a DeepSpeed strategy's explicit fp16.loss_scale replaces it
                 fill(m, "job.precision.loss_scaling", "torch.grad_scaler", ctx.file,
-                     line=ctx.line(*t, "precision"), why=f" ({src}precision = {prec})")
+                     line=ctx.line(*at), why=f" ({named} = {prec})")
     else:
         fill(m, "job.precision.mode", "lightning.precision", ctx.file, value="fp32")
     acc = ctx.int_at(
@@ -315,6 +319,38 @@ def _callback(ctx: Ctx, path: tuple[object, ...], cb: JSONValue) -> None:
         c.metric(m, "gradient_stats", ctx.file, line, f"lightning: callback {name} (by its name)")
 
 
+def _megatron_precision(ctx: Ctx, t: tuple[object, ...], src: str) -> tuple[JSONValue, tuple[object, ...], str]:
+    """A NeMo 2 recipe's precision where ``trainer.precision`` is not set: the
+    ``MegatronMixedPrecision`` plugin's ``precision`` (nemo/lightning/pytorch/plugins/
+    mixed_precision.py; NeMo 2 passes precision to the trainer only through it), else the
+    Megatron optimizer's ``model.optim.config.bf16``/``fp16`` (megatron.core
+    OptimizerConfig: the half-precision the optimizer keeps parameters and gradients in)."""
+    found: list[tuple[tuple[object, ...], dict[str, JSONValue]]] = []
+    # the trainer's plugins, or a recipe's top-level plugins: (SageMaker HyperPod's recipes
+    # write the trainer's arguments beside it: plugins:, strategy:, callbacks:)
+    for base in dict.fromkeys(((*t, "plugins"), ("plugins",))):
+        plugins = ctx.get(*base)
+        if isinstance(plugins, dict):
+            found.append((base, plugins))
+        elif isinstance(plugins, list):
+            found += [((*base, i), p) for i, p in enumerate(plugins) if isinstance(p, dict)]
+    for path, plug in found:
+        shown = ".".join(str(p) for p in path)
+        cls = str(plug.get("_target_") or plug.get("class_path") or "")
+        if cls.rsplit(".", 1)[-1] == "MegatronMixedPrecision" and plug.get("precision") is not None:
+            return plug["precision"], (*path, "precision"), f"nemo: {shown} MegatronMixedPrecision precision"
+        inner = plug.get("MegatronMixedPrecision")
+        if isinstance(inner, dict) and inner.get("precision") is not None:
+            return (inner["precision"], (*path, "MegatronMixedPrecision", "precision"),
+                    f"nemo: {shown} MegatronMixedPrecision precision")
+    for cfg in (("model", "optim", "config"), ("optim", "config")):
+        for key, word in (("bf16", "bf16-mixed"), ("fp16", "16-mixed")):
+            if c.as_bool(ctx.get(*cfg, key)) is True:
+                return (word, (*cfg, key),
+                        f"nemo: {'.'.join(cfg)}.{key}: True (Megatron OptimizerConfig), precision")
+    return None, (*t, "precision"), f"{src}precision"
+
+
 def _nemo(ctx: Ctx) -> None:
     from validator.jobs import keycheck
 
@@ -347,6 +383,16 @@ def _nemo(ctx: Ctx) -> None:
         )
     if c.as_bool(ctx.get("model", "fp8")):
         c.precision(m, "fp8", ctx.file, ctx.line("model", "fp8"), "nemo: model.fp8")
+    auto = ctx.get("resume")
+    if isinstance(auto, dict):
+        # NeMo 2's AutoResume (a recipe's resume: block, llm.train(resume=...)) decides how the
+        # job resumes, not exp_manager's NeMo 1 default
+        rie = c.as_bool(auto.get("resume_if_exists"))
+        if rie is not None:
+            ctx.set("job.checkpoint.resume", rie, ("resume", "resume_if_exists"),
+                    "nemo: resume.resume_if_exists (AutoResume)")
+        else:
+            fill(m, "job.checkpoint.resume", "nemo.autoresume_if_exists", ctx.file, line=ctx.line("resume"))
     if ctx.get("exp_manager") is None:
         return
     ccb = e("create_checkpoint_callback")
@@ -380,7 +426,9 @@ def _nemo(ctx: Ctx) -> None:
                 "trainer.val_check_interval",
             )
     rie = e("resume_if_exists")
-    if c.as_bool(rie) is not None:
+    if isinstance(auto, dict):
+        pass  # AutoResume decided above
+    elif c.as_bool(rie) is not None:
         ctx.set(
             "job.checkpoint.resume",
             c.as_bool(rie),

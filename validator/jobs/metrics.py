@@ -61,6 +61,11 @@ def _by_tag(tag: str) -> registry.Format | None:
     return next((f for f in registry.by_precedence() if f.job_tag == tag), None)
 
 
+def framework_of(formats: list[str]) -> str | None:
+    """The framework (its ``job.formats`` tag) that speaks for a job's metrics."""
+    return _framework(formats)
+
+
 def _framework(formats: list[str]) -> str | None:
     """The framework that speaks for the job's metrics (``Format.precedence``)."""
     for f in registry.by_precedence():
@@ -115,15 +120,24 @@ def _not_shown(m: JobModel, fw: str | None, fam: str, key: str, first: str | Non
     setting = settings(fw or "").get(fam)
     if setting is None and fam == "collective_latency" and m.torch and set(m.formats) & registry.launch_tags():
         setting = _NCCL
+    if setting == _NCCL and not set(m.formats) & registry.launch_tags():
+        # environment variables, and the job is config files only: say where they go
+        setting += (" (environment variables: export them in the script or scheduler that launches this "
+                    "config; its files have no launch environment)")
     if setting:
         logs = f"; {cite(key)}" if key else ""
         return Entry("not emitted", first, None, f"{fw or 'the launch'}: to emit it, {setting}{logs}")
     what = fam.replace("_", " ")
     # written exactly as a profile takes it (docs/profile.md), so following it cannot fail
     declare = f"parameters: {{platform_metric_families: [{fam}]}}"
-    if fw:
-        why = (f"no {fw} setting emits {what}: whether the training loop logs it cannot be told from the "
-               f"job's files (if the platform provides it, declare it in the profile: {declare})")
+    configs = sorted(set(m.formats) - registry.launch_tags())
+    if fw or configs:
+        # a training config of its own (a torchtune or axolotl YAML alone): it is the config,
+        # so asking to lint "the training config together with them" would be a dead end
+        who = fw or ", ".join(configs)
+        why = (f"no {who} setting that spec-check reads emits {what}: whether the training loop logs it cannot "
+               f"be told from the job's files; a run's outputs would decide it (lint --run DIR), or, if the "
+               f"platform provides it, declare it in the profile: {declare}")
     else:
         why = (f"the job's files ({', '.join(sorted(set(m.formats)))}) hold no training-framework config "
                f"spec-check reads {what} from: lint the training config together with them (a directory is "

@@ -28,10 +28,9 @@ import math
 from typing import TYPE_CHECKING
 
 from validator.facts import document as fdoc
-from validator.jobs.entries import Entry  # the model holds entries; its derivations make them too
+from validator.jobs.entries import Entry, Mechanism  # the model holds them; its derivations make them too
 
 if TYPE_CHECKING:
-    from validator.jobs.failure_detection import Mechanism
     from validator.report.model import JSONValue
 
 METRIC_FAMILIES = ("gpu_utilization", "memory", "collective_latency", "gradient_stats")
@@ -99,6 +98,9 @@ FACTS: dict[str, str | None] = {
 # beyond a century is no real job's, and past the float range it would crash arithmetic
 # and formatting (``1e400`` written as an integer); such a value is an error naming it.
 MAX_NUMBER = 10**15
+# a checkpoint interval in steps this long is how configs turn periodic saves off
+# (``save_steps: 1000000``): with the run's length unknown, whether it fires is unknown
+NEVER_STEPS = 1_000_000
 _LIMIT_BY_UNIT = {"sec": 100 * 365 * 86400}
 
 
@@ -117,6 +119,7 @@ class JobModel:
     """Facts of one job as readers report them; ``document()`` turns them into facts."""
 
     def __init__(self, name: str):
+        self.collective: Entry | None = None  # set by finish()
         self.name = name
         self.entries: dict[str, Entry] = {}
         self.conflicts: list[str] = []
@@ -125,6 +128,7 @@ class JobModel:
         self.files: list[str] = []
         self.errors: list[dict[str, str | int | None]] = []
         self.texts: dict[str, str] = {}  # file -> text of the configs read (source lines travel in findings)
+        self.kinds: dict[str, str] = {}  # file -> the format it was read as ("shell" for a script): fixes.py
         self.torch = False  # a PyTorch job: the torch.distributed defaults apply
         self.timeouts: list[Entry] = []
         self.overriding = False  # reading command-line arguments: they override files
@@ -141,6 +145,13 @@ class JobModel:
         # Hydra config roots found above a config naming an absolute group (hydra.follow):
         # their group files are part of the job
         self.hydra_roots: set[str] = set()
+        # an experiment's primary config (real path -> the experiment's group), the groups
+        # the job's experiments override (left out of the primary's list), and the files
+        # composed under an experiment that run on their own too (the primary): not parts
+        # of the experiment's job only (grouping.split_folder keeps them entry points)
+        self.hydra_primary: dict[str, str] = {}
+        self.hydra_overridden: set[str] = set()
+        self.hydra_composed: set[str] = set()
         # the files the job was given, for what one says about another read before it (the
         # container image a launcher runs: pins.images)
         self.job_paths: list[str] = []
@@ -294,8 +305,6 @@ class JobModel:
     def mechanism(self, mode: str, name: str, seconds: float, file: str | None, line: int | None,
                   origin: str) -> None:
         """A mechanism that notices a crashed or hung rank (REC-02 by failure mode, v1.1)."""
-        from validator.jobs.failure_detection import Mechanism
-
         self.mechanisms.append(Mechanism(mode, name, float(seconds), file, line, origin))
 
     def note(self, mode: str, text: str) -> None:
@@ -322,9 +331,6 @@ class JobModel:
         self._checkpoint()
         self._logging()
         self._recovery()
-        from validator.jobs import metrics
-
-        metrics.derive(self)
 
     def _from_set(self, gpu_count: int | None, step_time_s: float | None) -> None:
         if gpu_count is None:
@@ -442,6 +448,7 @@ class JobModel:
             )
 
     def _checkpoint(self) -> None:
+        self._checkpoint_fires()
         self._propagate(
             "job.checkpoint.interval_steps", "job.checkpoint.interval_time", "steps x step time"
         )
@@ -478,6 +485,36 @@ class JobModel:
                     "no time limit or step count x step time: "
                     "counted as unbounded (pass --set step_time=SECONDS or give the sbatch script)",
                 )
+
+    def _checkpoint_fires(self) -> None:
+        """A periodic checkpoint whose interval is longer than the run never fires within
+        it (``save_steps: 1000000`` with ``max_steps: 3000``): checkpointing is then not
+        enabled for CKPT-01, which requires checkpoints a restart can resume from, at the
+        interval's line. Where the run's length in steps is not known, an interval of
+        ``NEVER_STEPS`` or more (the value written to turn periodic saves off) may or may
+        not fire: unknown, never a pass."""
+        en = self.entries.get("job.checkpoint.enabled")
+        iv = self.entries.get("job.checkpoint.interval_steps")
+        if en is None or en.value is not True or en.error is not None or iv is None or iv.error is not None:
+            return
+        every = iv.value
+        if not isinstance(every, (int, float)) or isinstance(every, bool) or every <= 0:
+            return
+        shown = f"{every:g}" if every < 1e6 or every != int(every) else str(int(every))
+        n = self.entries.get("job.train_steps")
+        length = n.value if n is not None and n.error is None else None
+        if isinstance(length, (int, float)) and not isinstance(length, bool) and length > 0:
+            if every > length:
+                self.entries["job.checkpoint.enabled"] = Entry(
+                    False, iv.file, iv.line,
+                    f"{iv.origin()} = {shown} steps, beyond the run's {length:g} steps ({n.origin()}): "  # type: ignore[union-attr]
+                    "never checkpoints within the run", key=iv.key)
+        elif every >= NEVER_STEPS:
+            self.entries["job.checkpoint.enabled"] = Entry(
+                None, iv.file, iv.line, f"{iv.origin()} = {shown} steps", key=iv.key,
+                error=f"a checkpoint every {shown} steps ({iv.origin()}) may never fire within the run, whose "
+                      "length in steps is not known (set max_steps, --train-iters or training.steps): whether "
+                      "it checkpoints is unknown")
 
     def _logging(self) -> None:
         if self.unlogged is not None and not (
@@ -563,10 +600,7 @@ class JobModel:
             self.entries["job.recovery.auto_restart"] = Entry(
                 restart, e.file, e.line, src, e.default, key=e.key
             )
-        if self.formats:
-            from validator.jobs import failure_detection as detection
-
-            detection.derive(self, collective)
+        self.collective = collective  # the collective timeout alone: failure_detection.derive's (jobs/__init__.py)
 
     # -- output -------------------------------------------------------------------------
     def facts(self) -> dict[str, fdoc.Fact]:

@@ -46,7 +46,7 @@ def read_torchtune(ctx: Ctx, *, overrides: bool = False) -> None:
     m.torch = True
     src = "torchtune: "
     dt = g("dtype")
-    if dt is not None and not c._not_set(dt):
+    if dt is not None and not c.not_set(dt):
         word = c.dtype_word(str(dt))
         if word is None:
             m.add("job.precision.problems", f"dtype {dt!r} is not a torchtune dtype (bf16, fp32)",
@@ -75,10 +75,17 @@ def read_torchtune(ctx: Ctx, *, overrides: bool = False) -> None:
         if ep:
             ctx.set("job.train_steps", spe * ep, ("max_steps_per_epoch",),
                     f"{src}epochs x max_steps_per_epoch = {ep} x {spe}")
+    # resume_from_checkpoint (should_load_recipe_state) is a switch for the restart, not
+    # automatic resume: set on a fresh run it raises, the recipe state missing (torchtune 0.6.1
+    # training/checkpointing/_utils.py get_recipe_checkpoint_path: "ValueError: If
+    # should_load_recipe_state is True and the recipe checkpoint file is missing"), so a job
+    # written with it cannot start, and one without it restarts from the base weights
     rfc = g("resume_from_checkpoint")
     if c.as_bool(rfc) is not None:
-        ctx.set("job.checkpoint.resume", bool(c.as_bool(rfc)), ("resume_from_checkpoint",),
-                f"{src}resume_from_checkpoint = {rfc}")
+        why = (" (a manual switch: True raises on a fresh run, the recipe state missing; torchtune 0.6.1 "
+               "training/checkpointing/_utils.py)") if c.as_bool(rfc) else ""
+        ctx.set("job.checkpoint.resume", False, ("resume_from_checkpoint",),
+                f"{src}resume_from_checkpoint = {rfc}{why}")
     n = ctx.int_at("job.logging.interval_steps", ("log_every_n_steps",), src + "log_every_n_steps")
     if n is not None:
         ctx.set("job.logging.interval_steps", n, ("log_every_n_steps",), src + "log_every_n_steps")

@@ -68,6 +68,34 @@ class Metrics:
 
 
 @dataclass(frozen=True)
+class Setting:
+    """A setting a fix writes (``fixes.py``), read in the framework's source: ``kind`` "key"
+    (a dotted key path of the format's config file) or "flag" (a flag of its launch
+    command), ``target``, ``value`` ("N": the profile's metrics interval in steps; "LOG":
+    the job's own logging interval, which Megatron requires the memory interval to be a
+    multiple of), and ``why``: what the framework then does, and where its source says so."""
+
+    kind: str
+    target: str
+    value: object
+    why: str
+
+
+@dataclass(frozen=True)
+class Fixes:
+    """The settings that clear a finding for a job of this format: per MON-01 family, and
+    for PREC-01 (full fp32 training). A family or rule it lacks has no file edit."""
+
+    metrics: dict[str, Setting] = field(default_factory=dict)
+    precision: Setting | None = None
+
+
+_BF16 = "bf16 mixed precision (Ampere or newer GPUs; fp16 needs loss scaling too, PREC-02)"
+_DS_TIMER = "DeepSpeed 0.16.5 (microsoft/DeepSpeed@38327e0) deepspeed/utils/timer.py ThroughputTimer.stop"
+_MEGATRON_LOG = "Megatron-LM@d98e8a6 megatron/training/training.py training_log"
+
+
+@dataclass(frozen=True)
 class Marker:
     """A pattern of keys that names a file's format before the evidence is weighed
     (``format_detection``): in a file of ``syntax``, the markers of every format are tried
@@ -124,6 +152,9 @@ class Format:
     hydra_groups: tuple[str, ...] = ()  # Hydra config groups whose files hold a section of its keys
     hydra_bases: bool = True  # a file of it with a Hydra ``defaults:`` list composes its bases
     manifest: bool = False  # a Kubernetes manifest: the training resource of a multi-document file
+    # a composition of other configs (a Hydra root): claimed only when a config it composes,
+    # or its own decisive evidence, is of a framework spec-check reads (composition.judge)
+    composes: bool = False
     # --- what its reader records, and what follows from it
     tag: str | None = None  # its ``job.formats`` value, when not ``name`` ("hf_trainer")
     launch_tags: tuple[str, ...] = ()  # job.formats values of files that hold the job's launch
@@ -131,6 +162,7 @@ class Format:
     framework: Framework | None = None
     packages: tuple[str, ...] = ()  # the PyPI names its framework is installed as (pins.py)
     metrics: Metrics | None = None
+    fixes: Fixes | None = None  # the settings a fix writes (fixes.py)
     collective_timeout: CollectiveTimeout | None = None
 
     @property
@@ -178,11 +210,17 @@ FORMATS: tuple[Format, ...] = (
            framework=Framework("DeepSpeed", "microsoft/DeepSpeed@38327e0", "deepspeed", "deepspeed"),
            packages=("deepspeed",),
            metrics=Metrics({
-               "gpu_utilization": "set steps_per_print: N (samples/sec) or wall_clock_breakdown: true",
-               "memory": "set memory_breakdown: true",
+               "gpu_utilization": "set steps_per_print: N (CurrSamplesPerSec every N steps)",
+               "memory": "set steps_per_print: N (MemAllocated every N steps) or memory_breakdown: true",
                "collective_latency": "set comms_logger: {enabled: true} (and call deepspeed.comm.log_summary())",
                "gradient_stats": None,  # no config key: engine.get_global_grad_norm() is an API call
            }, ((), "deepspeed.logs_by_default")),
+           fixes=Fixes({
+               "gpu_utilization": Setting("key", "steps_per_print", "N", f"logs CurrSamplesPerSec every N global "
+                                          f"steps ({_DS_TIMER})"),
+               "memory": Setting("key", "steps_per_print", "N", f"logs MemAllocated and MaxMemAllocated every N "
+                                 f"global steps ({_DS_TIMER})"),
+           }, Setting("key", "bf16.enabled", True, f"DeepSpeed's bf16 section: {_BF16}")),
            collective_timeout=CollectiveTimeout("deepspeed.init_timeout", "deepspeed", replaces_torch=True)),
     Format("lightning", "Lightning", "lightning:read",
            targets=r"(?:lightning|pytorch_lightning|lightning_fabric)(?:\.|$)",
@@ -198,6 +236,8 @@ FORMATS: tuple[Format, ...] = (
                "gradient_stats": "log lightning.pytorch.utilities.grad_norm(...) in on_before_optimizer_step",
            }, ((), "lightning.logs_by_default")),
            packages=("lightning", "pytorch-lightning", "pytorch_lightning"),
+           fixes=Fixes(precision=Setting("key", "trainer.precision", "bf16-mixed",
+                                         f"Lightning 2.x Trainer(precision='bf16-mixed'): {_BF16}")),
            collective_timeout=CollectiveTimeout("lightning.ddp_timeout", "lightning", replaces_torch=True)),
     Format("hf", "HF TrainingArguments", "hf:read_trainer",
            targets=r"transformers\.(?:Seq2Seq)?Training(?:Arguments)?$|transformers\.Trainer$",
@@ -207,10 +247,16 @@ FORMATS: tuple[Format, ...] = (
            packages=("transformers",),
            metrics=Metrics({
                "gpu_utilization": "set include_num_input_tokens_seen: true (train_tokens_per_second)",
-               "memory": "set skip_memory_metrics: false",
+               # skip_memory_metrics: false reports memory once, when train() ends: no series
+               "memory": None,
                "collective_latency": NCCL_TIMING,
                "gradient_stats": "set max_grad_norm > 0 (grad_norm in the logs)",
            }, (("gradient_stats",), "hf.logs_by_default")),
+           fixes=Fixes({
+               "gpu_utilization": Setting("key", "include_num_input_tokens_seen", True, (
+                   "Trainer.log adds num_input_tokens_seen and train_tokens_per_second to every log "
+                   "(transformers 4.57.6 trainer.py Trainer.log; True means 'all', training_args.py)")),
+           }, Setting("key", "bf16", True, f"TrainingArguments bf16: {_BF16}")),
            collective_timeout=CollectiveTimeout("hf.ddp_timeout", "hf:")),
     Format("accelerate", "Accelerate config", "hf:read_accelerate", catalogue="accelerate", precedence=7,
            markers=(Marker("yaml", 50, ("distributed_type|compute_environment", "deepspeed_config num_processes")),),
@@ -243,6 +289,8 @@ FORMATS: tuple[Format, ...] = (
                "collective_latency": NCCL_TIMING,
                "gradient_stats": "log grad norms (lightning.pytorch.utilities.grad_norm) in the model",
            }, ((), "lightning.logs_by_default")),
+           fixes=Fixes(precision=Setting("key", "trainer.precision", "bf16-mixed",
+                                         f"NeMo's Lightning trainer precision 'bf16-mixed': {_BF16}")),
            collective_timeout=CollectiveTimeout("lightning.ddp_timeout", replaces_torch=True)),
     # launch scripts (shell.py + launch.py read all three; the syntax decides, not the name)
     Format("megatron", "Megatron-LM launch script", "shell:read", syntax="shell", catalogue="megatron",
@@ -250,11 +298,19 @@ FORMATS: tuple[Format, ...] = (
            framework=Framework("Megatron-LM", "NVIDIA/Megatron-LM@d98e8a6", "megatron", "megatron"),
            metrics=Metrics({
                "gpu_utilization": "set --log-throughput",
-               "memory": "set --log-memory-to-tensorboard (with --tensorboard-dir) or --log-memory-interval N",
+               "memory": "set --log-memory-interval N (a multiple of --log-interval) or --log-memory-to-tensorboard "
+                         "(with --tensorboard-dir)",
                "collective_latency": "set --timing-log-level 1 (all-grads-sync, params-all-gather timers) with "
                                      "--log-timers-to-tensorboard",
                "gradient_stats": "set --log-params-norm or --log-num-zeros-in-grad",
            }, (("gradient_stats",), "megatron.logs_by_default")),
+           fixes=Fixes({
+               "gpu_utilization": Setting("flag", "--log-throughput", True, (
+                   f"logs throughput per GPU (TFLOP/s/GPU) every --log-interval ({_MEGATRON_LOG})")),
+               "memory": Setting("flag", "--log-memory-interval", "LOG", (
+                   f"report_memory every N iterations, N a multiple of --log-interval ({_MEGATRON_LOG}; "
+                   "arguments.py asserts the multiple)")),
+           }, Setting("flag", "--bf16", True, f"Megatron-LM --bf16: {_BF16}")),
            collective_timeout=CollectiveTimeout("megatron.distributed_timeout", "megatron:")),
     Format("slurm", "Slurm batch script", "shell:read", syntax="shell", launch_tags=("slurm", *_SHELL_LAUNCH),
            framework=Framework("Slurm", "SchedMD/slurm@284c3b9", "sbatch", "slurm")),
@@ -294,6 +350,8 @@ FORMATS: tuple[Format, ...] = (
     Format("torchtune", "torchtune recipe", "recipes:read_torchtune", targets=r"torchtune\.",
            catalogue="torchtune", scored_in=("yaml",),
            framework=Framework("torchtune", "torchtune 0.6.1", "torchtune", "torchtune"),
+           fixes=Fixes(precision=Setting("key", "dtype", "bf16", f"torchtune recipes' dtype: {_BF16} (recipes refuse "
+                                         "fp16)")),
            packages=("torchtune",)),
     Format("axolotl", "axolotl", "recipes:read_axolotl", catalogue="axolotl", scored_in=("yaml",),
            framework=Framework("axolotl", "axolotl 0.19.0", "axolotl", "axolotl"),
@@ -337,7 +395,7 @@ FORMATS: tuple[Format, ...] = (
            packages=("skypilot", "skypilot-nightly")),
     Format("kubernetes", "Kubernetes training resource", "k8s:read_kubernetes", manifest=True,
            launch_tags=("mpijob", "rayjob", "jobset", "volcano-job", "trainjob")),
-    Format("hydra", "Hydra root config", "hydra:read", hydra_bases=False),
+    Format("hydra", "Hydra root config", "hydra:read", hydra_bases=False, composes=True),
     # frameworks spec-check does not read: seen, named, and refused
     Format("composer", "a MosaicML Composer trainer (without llm-foundry)", targets=r"composer\.",
            claimed=False),

@@ -26,10 +26,35 @@ def _first(ctx: Ctx, *paths: tuple[str, ...]) -> tuple[JSONValue, tuple[str, ...
     return None, paths[0]
 
 
+# sections of torchtitan's older schema the reader still reads (not in the 0.2.x catalogue)
+LEGACY_SECTIONS = frozenset({"float8"})
+
+
+def fork_sections(data: JSONValue) -> list[str]:
+    """Sections no catalogued torchtitan release has (``[my_offload]``): a fork whose
+    config_manager adds its own. Its keys, in those sections and in torchtitan's, are then
+    the fork's to define, so a near miss of a torchtitan key is no typo (issue 33)."""
+    from validator.jobs.keys import releases
+
+    if not isinstance(data, dict):
+        return []
+    known = set(LEGACY_SECTIONS)
+    for cat in releases("torchtitan"):
+        known |= set(cat.sections)
+    return [k for k, v in data.items() if isinstance(v, dict) and k not in known]
+
+
 def read(ctx: Ctx) -> None:
     from validator.jobs import keycheck
 
-    keycheck.check(ctx, "torchtitan", misplaced=False)
+    own = fork_sections(ctx.tree.data if ctx.tree else None)
+    if own:
+        # a fork's config manager defines its keys: not judged against torchtitan's
+        ctx.model.__dict__.setdefault("keys_judged", {}).setdefault(
+            "torchtitan", "torchtitan: keys not judged: a fork's config (sections torchtitan does not have: "
+            + ", ".join(f"[{s}]" for s in own[:4]) + "); its config_manager defines its keys")
+    else:
+        keycheck.check(ctx, "torchtitan", misplaced=False)
     m = ctx.model
     m.formats.append("torchtitan")
     m.torch = True

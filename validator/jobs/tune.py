@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from validator.jobs.base import Ctx
-    from validator.jobs.shell import Vars, Word
+    from validator.jobs.shellvars import Vars, Word
     from validator.report.model import JSONValue
 
 Flags = dict[str, tuple[str, int]]

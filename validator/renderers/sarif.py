@@ -20,6 +20,7 @@ waiver adds no suppression. Validated against the official OASIS schema in tests
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
@@ -44,6 +45,34 @@ def fingerprint(f: Finding) -> str:
 def _uri(path: str) -> str:
     """A path as a URI reference: spaces and other unsafe characters percent-encoded."""
     return quote(path, safe="/:@!$&'()*+,;=-._~")
+
+
+def _fixes(f: Finding) -> list[dict[str, JSONValue]]:
+    """SARIF 2.1.0 fix objects (section 3.55): each applicable edit as an artifactChange whose
+    replacement deletes whole lines (a region of startLine..endLine, its columns left to
+    their defaults: the lines without their last newline) and inserts the new lines."""
+    out: list[dict[str, JSONValue]] = []
+    for fx in f.fixes or ():
+        rep = fx.get("replace")
+        if fx.get("needs") or not rep or rep["end"] < rep["start"]:
+            continue
+        value = fx["value"]
+        shown = fx["target"] if value is True and fx["kind"] == "flag" else f"{fx['target']} = {json.dumps(value)}"
+        loc: dict[str, JSONValue] = {"uri": _uri(fx["file"])}
+        if not fx["file"].startswith("/"):
+            loc["uriBaseId"] = "%SRCROOT%"
+        text = rep["text"]
+        out.append({
+            "description": {"text": f"set {shown}: {fx['why']}"},
+            "artifactChanges": [{
+                "artifactLocation": loc,
+                "replacements": [{
+                    "deletedRegion": {"startLine": rep["start"], "endLine": rep["end"]},
+                    "insertedContent": {"text": text[:-1] if text.endswith("\n") else text},
+                }],
+            }],
+        })
+    return out
 
 
 def _level(f: Finding) -> str:
@@ -150,6 +179,9 @@ class SarifRenderer:
                 if line:
                     phys["region"] = {"startLine": line}
                 result["locations"] = [{"physicalLocation": phys}]
+            fixes = _fixes(f)
+            if fixes:
+                result["fixes"] = fixes
             results.append(result)
         return {
             "$schema": SCHEMA_URI,

@@ -1,24 +1,17 @@
 """The terminal report: what passed, what failed with observed and expected values, what
 could not be checked and why. With terminal_tables.py, the only module that imports rich.
 
-Colour only on a terminal; piped output is plain text of a fixed width, so CI logs and
-golden tests are stable. Plain text is written by plain_layout.py without importing rich
-(about half of a piped ``check``'s start-up), rich's bytes exactly; rich writes colour,
-and plain text wherever plain_layout is not sure (the whole report, never half of it).
+Colour only on a terminal; piped output (or ``NO_COLOR``) is rich's plain text at a fixed
+width, so CI logs and golden tests are stable. rich lays out both.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import (  # Any below: a console, rich's or the plain writer's (PlainConsole mirrors rich's with Any)
-    TYPE_CHECKING,
-    Any,
-    TextIO,
-)
+from typing import TYPE_CHECKING, Any, TextIO  # Any below: rich's console, tables and cells
 
 from validator.renderers.base import holds as holds_text
-from validator.renderers.plain_layout import PlainConsole, Unsupported, usable
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 if TYPE_CHECKING:
@@ -129,13 +122,10 @@ def _too_wide(console: Any, table: Any) -> bool:
 
 def _indent(console: Any, label: str, text: str, by: int = 4) -> None:
     """``label: text`` indented, its continuation lines too (rich wraps at spaces)."""
-    from validator.renderers.escape import text as visible
-
-    if isinstance(console, PlainConsole):
-        console.indent((f"{label}: " if label else "") + visible(text), by)
-        return
     from rich.padding import Padding
     from rich.text import Text
+
+    from validator.renderers.escape import text as visible
 
     line = Text.assemble((f"{label}: ", "dim"), visible(text)) if label else Text(visible(text))
     console.print(Padding(line, (0, 0, 0, by)))
@@ -144,20 +134,16 @@ def _indent(console: Any, label: str, text: str, by: int = 4) -> None:
 class TerminalRenderer:
     """``show_passes``: list every subject's passes (a fleet otherwise counts them).
     ``reuse``: lay out each shape of table once (``terminal_tables``); off, every table is
-    laid out by rich (bench/terminal_bench.py times both, tests compare their bytes).
-    ``plain``: plain text (no colour) is written by ``plain_layout`` without rich, the same
-    bytes (tests/reports/test_plain_layout.py); off, or where it cannot, rich writes it."""
+    laid out by rich (bench/terminal_bench.py times both, tests compare their bytes)."""
 
     def __init__(self, *, verbose: bool = False, width: int | None = None, show_passes: bool = False,
-                 reuse: bool = True, plain: bool = True, show_folded: bool = False):
+                 reuse: bool = True, show_folded: bool = False):
         self.verbose = verbose
         self.width = width
         self.show_passes = show_passes
         self.show_folded = show_folded and not show_passes  # passes one line per rule
         self.reuse = reuse
-        self.plain = plain
         self._tables: Tables | None = None  # the rich path's current render's table layouts
-        self.wrote_plain = False  # whether the last render was plain_layout's (tests ask)
 
     def render(self, report: Report, stream: TextIO) -> None:
         tty = stream.isatty() if hasattr(stream, "isatty") else False
@@ -170,20 +156,7 @@ class TerminalRenderer:
             except (OSError, ValueError, AttributeError):
                 width = 0
             width = width if width >= 20 else 80  # a pty of no size: rich's own fallback
-        self.wrote_plain = False
-        out = None
-        if not styled and self.plain and width and usable():
-            # the whole report without rich, or (something it does not lay out) with rich
-            self._tables = None
-            plain = PlainConsole(width)
-            try:
-                self._render(report, plain)
-                out = plain.getvalue()
-                self.wrote_plain = True
-            except Unsupported:
-                out = None
-        if out is None:
-            out = self._with_rich(report, width, styled)
+        out = self._with_rich(report, width, styled)
         # rich pads table cells to the column width: no line ends in spaces (CI logs, diffs);
         # without colour codes a line's rstrip does it (the regex took seconds on 16,000 rows)
         if "\x1b" in out:
@@ -334,10 +307,6 @@ class TerminalRenderer:
 
                     where = plain(f.rule) + (f", {plain(f.item)}" if f.item else "")
                     said, with_observed = holds_text(f)
-                    if isinstance(console, PlainConsole):
-                        console.print_text(f"PASS  {plain(said)}" + (": " if with_observed else "")
-                                           + (plain(f.observed or "") if with_observed else "") + f" ({where})")
-                        continue
                     from rich.text import Text
 
                     console.print(Text.assemble(("PASS ", STYLE[f.status]),
@@ -379,22 +348,6 @@ class TerminalRenderer:
                       f"[dim]{escape(f.message)}[/]" if f.status in (Status.SKIP, Status.ERROR)
                       else escape(f.observed or ""), escape(f.expected)) for f in rows]
             columns = ("rule", "item", "observed (or why not judged)", "expected")
-
-        if isinstance(console, PlainConsole):  # the same table, laid out without rich
-            from validator.renderers.plain_layout import Column
-
-            def plain_columns(item_min: int | None) -> list[Column]:
-                return [Column("status", no_wrap=True),
-                        Column(columns[0], overflow="fold") if holds else Column(columns[0], no_wrap=True),
-                        Column("item", overflow="fold", min_width=item_min),
-                        Column(columns[2], overflow="fold"),
-                        Column(columns[3], no_wrap=True) if holds else Column(columns[3], overflow="fold")]
-
-            spec = plain_columns(min(longest, 48))
-            if longest and sum(console.table_widths(spec, cells)) + len(spec) + 1 > console.width:
-                spec = plain_columns(None)
-            console.table(title, spec, cells)
-            return
 
         from rich import box
         from rich.table import Table

@@ -6,9 +6,7 @@ padding) is what such a report spends its time on. Yet the tables are alike: nod
 recipes fail the same rules, and where they differ it is mostly in values of the same
 length (another GPU's UUID, 51 C instead of 48 C).
 
-Plain output (no colour, a pipe or a file) is laid out by plain_layout.py without rich;
-these layouts serve the reports it leaves to rich (``TerminalRenderer(plain=False)``, or a
-character it does not measure). In plain output, where a table lands on the page depends
+In plain output (no colour, a pipe or a file), where a table lands on the page depends
 only on where each cell's text has spaces and how long it is: rich measures and wraps
 printable ASCII on whitespace, one column per character. So each table is reduced to its
 *shape* (every cell's text with each visible character replaced by its column's marker).
@@ -28,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any  # Any below: a console (rich's, or the plain writer's), rich tables, cells of text or rich Text
+from typing import Any  # Any below: rich's console, rich tables, cells of text or rich Text
 
 MARKERS = "#$%&*"  # one per column; none occurs in the headers or the box characters
 _PRINTABLE = re.compile(r"[ -~]*")

@@ -25,12 +25,11 @@ from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from validator.rules.rulemodel import Level as Level  # re-exported: renderers take the Report and its enums alone
 from validator.rules.rulemodel import Scope as Scope
+from validator.values import JSONValue as JSONValue  # re-exported: defined below every stage
 from validator.versions import RESULT_SCHEMA as RESULT_SCHEMA  # re-exported; defined in one place
 
 MAX_SOURCE_TEXT = 200  # characters of a source line a finding carries
 
-JSONValue = Any
-"""Any JSON value (an observed fact's raw value, a rule's literal): truly open."""
 
 
 # ---- what the result schema says beyond the Python types ------------------------------------
@@ -169,6 +168,38 @@ class JobVerdict(_JobVerdict, total=False):
     counts: dict[str, Annotated[int, Keywords(minimum=0)]]
 
 
+class Replacement(TypedDict):
+    """A fix as text: lines ``start``..``end`` of the file (1-based, inclusive; ``end`` =
+    ``start`` - 1 inserts before line ``start``) replaced by ``text``."""
+
+    start: Annotated[int, Keywords(minimum=1)]
+    end: Annotated[int, Keywords(minimum=0)]
+    text: str
+
+
+class _Fix(TypedDict):
+    file: str
+    kind: Literal["key", "flag", "env"]
+    target: str
+    value: JSONValue
+    why: str
+
+
+class Fix(_Fix, total=False):
+    """A machine-readable edit that clears the finding: in ``file``, set the key path
+    (``kind`` "key": dotted, as the framework spells it), command-line flag ("flag": the
+    flag, ``value`` true for a bare flag) or environment variable ("env") ``target`` to
+    ``value``; ``why`` says why that value (the framework's documented setting with its
+    version, a Daly interval from the step time). ``replace`` is the edit as text, lines
+    ``start``..``end`` (1-based, inclusive; ``end`` = ``start`` - 1 inserts before ``start``)
+    replaced by ``text``, computed when the file was read (SARIF's fixes). ``needs``: the
+    edit is not applied, the tool lacks a value (``value`` null) and this says what to pass."""
+
+    line: Annotated[int | None, Keywords(description="the line that holds the setting now, if any")]
+    replace: Replacement
+    needs: Annotated[str, Keywords(description="why the edit is not applied, and what to pass for it")]
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while building many long-lived objects.
@@ -243,6 +274,14 @@ class Finding:
         "Present only on a finding that stands for many verdicts of one rule with one status and "
         "expected sentence (spec-check cluster folds a large fleet's passes and skips): its subject "
         "is the cluster."))] = None
+    # lint: the edits to the job's files that clear this finding (``lint --fix`` applies them)
+    fixes: Annotated[list[Fix] | None, OMITTED_IF_NONE, Keywords(description=(
+        "Present only on a job finding whose remedy is an edit to the job's files: each edit, "
+        "machine-readable (spec-check lint --fix applies them)."))] = None
+    # lint: a failing finding with no edit to offer says why, and what evidence would decide it
+    no_fix: Annotated[str | None, OMITTED_IF_NONE, Keywords(description=(
+        "Present only on a failing job finding with no file edit to offer: why, and what "
+        "evidence would decide it."))] = None
 
     # in the JSON, not a field: "error" for a MUST, "warning" for a SHOULD (the property below)
     JSON_COMPUTED: ClassVar[dict[str, Any]] = {
@@ -303,6 +342,10 @@ class Finding:
         }
         if self.folded is not None:  # only on folded findings: other results keep their bytes
             out["folded"] = dict(self.folded)
+        if self.fixes is not None:
+            out["fixes"] = [dict(f) for f in self.fixes]
+        if self.no_fix is not None:
+            out["no_fix"] = self.no_fix
         if fid is not None:
             out["id"] = fid
         return out
@@ -543,6 +586,8 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
         if loc else None,
         waiver=d.get("waiver"),
         folded=d.get("folded") if isinstance(d.get("folded"), dict) else None,
+        fixes=[f for f in d["fixes"] if isinstance(f, dict)] if isinstance(d.get("fixes"), list) else None,  # type: ignore[misc]
+        no_fix=d.get("no_fix") if isinstance(d.get("no_fix"), str) else None,
     )
 
 

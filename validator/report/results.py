@@ -265,6 +265,8 @@ class _Check:
             self.kind(f"{field}.location.line", loc.get("line"), (int, type(None)))
             if "text" in loc:
                 self.kind(f"{field}.location.text", loc["text"], str)
+        if f.get("fixes") is not None:
+            self.fixes(f"{field}.fixes", f["fixes"])
         w = f.get("waiver")
         if w is not None:
             self.kind(f"{field}.waiver", w, dict)
@@ -272,6 +274,30 @@ class _Check:
             for k, kind in _WAIVER.items():
                 if k in w:
                     self.kind(f"{field}.waiver.{k}", w[k], kind)
+
+    def fixes(self, field: str, fixes: JSONValue) -> None:
+        """A finding's ``fixes`` (``model.Fix``): what the renderers use of each edit is
+        there, of its type (a result is read back by ``report`` and rendered to SARIF)."""
+        self.kind(field, fixes, list)
+        for i, fx in enumerate(fixes):
+            at = f"{field}[{i}]"
+            self.kind(at, fx, dict)
+            for k in ("file", "kind", "target", "why"):
+                self.kind(f"{at}.{k}", fx.get(k), str)
+            if fx["kind"] not in ("key", "flag", "env"):
+                self.fail(f"{at}.kind", f'"{_short(fx["kind"])}" is not key, flag or env')
+            if "value" not in fx:
+                self.fail(at, '"value" missing')
+            if "line" in fx:
+                self.kind(f"{at}.line", fx["line"], (int, type(None)))
+            if "needs" in fx:
+                self.kind(f"{at}.needs", fx["needs"], str)
+            rep = fx.get("replace")
+            if rep is not None:
+                self.kind(f"{at}.replace", rep, dict)
+                self.kind(f"{at}.replace.start", rep.get("start"), int)
+                self.kind(f"{at}.replace.end", rep.get("end"), int)
+                self.kind(f"{at}.replace.text", rep.get("text"), str)
 
 
 class _FastFinding:
@@ -313,6 +339,8 @@ class _FastFinding:
         if loc is not None and (type(loc) is not dict or type(loc.get("file")) is not str
                                 or type(loc.get("line")) not in (int, type(None))
                                 or type(loc.get("text", "")) is not str):
+            return False
+        if "fixes" in f or "no_fix" in f:  # lint's edits: the detailed check
             return False
         w = g("waiver")
         return w is None or (type(w) is dict and all(

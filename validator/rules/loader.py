@@ -37,17 +37,22 @@ from validator.rules.spec import FactInfo, Spec
 from validator.values.units import parse_quantity
 
 if TYPE_CHECKING:
-    from validator.report.model import JSONValue
+    from validator.values import JSONValue
     from validator.values.units import Quantity
 
 __all__ = ["RULE_ID", "Check", "Condition", "IfEmpty", "Override", "PackFile", "Rule", "RuleFile", "RulePack",
-           "load_pack", "pack_dir_for", "pack_versions"]
+           "load_pack", "pack_dir_for", "pack_index", "pack_versions"]
 # The rule format itself (Rule, Check, ... RulePack) is validator/rules/rulemodel.py; these names
 # stay importable from here for the code and tests that know them by this module.
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", v))
+    """The numbers of a version ("1.2.3" -> (1, 2, 3)); ``ValueError`` when one has more than
+    9 digits or there are more than 8 (no release is numbered so)."""
+    parts = re.findall(r"\d+", v)
+    if not parts or len(parts) > 8 or any(len(p) > 9 for p in parts):
+        raise ValueError(v)
+    return tuple(int(p) for p in parts)
 
 
 @overload
@@ -60,7 +65,7 @@ def _validate(model: Literal["RuleFile"], data: JSONValue, path: Path) -> RuleFi
 
 def _validate(model: str, data: JSONValue, path: Path) -> PackFile | RuleFile:
     """A rule or pack file as rulemodel objects, validated by pydantic (its error at
-    file:line). Only a compile runs this: the bundled pack comes from compiled.py's cache."""
+    file:line). Only a compile runs this: the bundled pack comes compiled (rules/bundled.json)."""
     from validator.rules import validation_models
 
     return validation_models.validate(model, data, str(path), RuleFileError)
@@ -78,6 +83,13 @@ def _index(root: Path) -> tuple[Path, dict[str, JSONValue], dict[str, JSONValue]
     if not isinstance(packs, dict):
         raise RuleFileError('expected "packs: {PACK_VERSION: PACK_DIR}"', file=str(index_path))
     return index_path, versions, packs
+
+
+def pack_index(root: Path | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """``rules/index.yaml``'s two tables: spec version -> default pack directory, and
+    pack version -> directory."""
+    _, versions, packs = _index(root or rules_dir())
+    return {str(k): str(v) for k, v in versions.items()}, {str(k): str(v) for k, v in packs.items()}
 
 
 def pack_versions(root: Path | None = None) -> dict[str, Path]:
@@ -131,7 +143,14 @@ def _load_pack_rules(pack_path: Path, seen: tuple[Path, ...],
     raw_meta = load_yaml(meta_path)
     if isinstance(raw_meta, dict) and "min_engine_version" in raw_meta:
         need = str(raw_meta["min_engine_version"])
-        if _version_tuple(need) > _version_tuple(__version__):
+        try:
+            needed = _version_tuple(need)
+        except ValueError:
+            shown = need if len(need) <= 40 else f"{need[:20]}... ({len(need):,} characters)"
+            raise RuleFileError(f"min_engine_version {shown!r} is not a version such as 0.3 or 1.2.3 (at most "
+                                "8 numbers of at most 9 digits)", file=str(meta_path),
+                                line=line_of(raw_meta, ("min_engine_version",))) from None
+        if needed > _version_tuple(__version__):
             raise RuleFileError(
                 f"this pack needs spec-check >= {need} (this is {__version__})",
                 file=str(meta_path), line=line_of(raw_meta, ("min_engine_version",)),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-if TYPE_CHECKING:  # types only: the result model is a later stage's
-    from validator.report.model import JSONValue
+if TYPE_CHECKING:
+    from validator.values import JSONValue
 
 
 class Operator(NamedTuple):

@@ -4,7 +4,7 @@ These dataclasses are the one definition of what a rule file (``rules/vX/*.yaml`
 pack file (``pack.yaml``), the spec catalogue (``spec/vX/requirements.yaml``) and a fact
 catalogue entry hold: the loader validates files into them (``validation_models.py``
 hands these same classes to pydantic's ``TypeAdapter``, on the load path only), the
-engine reads them, ``compiled.py`` caches them as JSON, and
+engine reads them, ``bundled.py`` keeps the bundled ones compiled as JSON, and
 ``spec/rulefile.schema.json`` is generated from them (``python -m validator.report.schemas``;
 tests/test_loader.py checks the file matches). Each key is spelled once, here.
 

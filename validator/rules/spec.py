@@ -38,7 +38,7 @@ __all__ = ["PLAIN_DIMENSIONS", "QUANTITY_DIMENSIONS", "REQ_ID", "FactInfo", "Par
 
 def load_yaml(path: Path) -> Any:
     """validator.io.yamlfile's reader (and its JSON and TOML sources), imported when a YAML
-    file is read: a check with a warm compiled pack reads none (start-up)."""
+    file is read: a check of the bundled pack reads none (start-up)."""
     from validator.io import yamlfile
 
     return yamlfile.load_yaml(path)
@@ -57,7 +57,7 @@ def load_spec(version: str) -> Spec:
         known = sorted(p.name[1:] for p in spec_dir().glob("v*") if (p / "requirements.yaml").is_file())
         raise SpecCheckError(f'no spec version "{version}" (known: {", ".join(known) or "none"})')
     data = load_yaml(path)
-    from validator.rules import validation_models  # on the load path only: compiled.py caches the result
+    from validator.rules import validation_models  # on the load path only: rules/bundled.json holds the bundled result
 
     spec: Spec = validation_models.validate("Spec", data, str(path), RuleFileError)
     for req in spec.requirements:

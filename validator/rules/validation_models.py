@@ -6,8 +6,8 @@ The formats are defined once, in ``rulemodel.py``; here pydantic's ``TypeAdapter
 those dataclasses (their annotations, and the ``Pattern``/``Checked`` metadata) and both
 validates a file into them and gives the JSON Schema of ``spec/rulefile.schema.json``.
 
-Imported only on the load path: the bundled pack comes compiled from ``compiled.py``'s
-cache, so a run that finds it there never imports pydantic (about 150 ms of start-up).
+Imported only on the load path: the bundled pack comes compiled (``rules/bundled.json``),
+so a run of it never imports pydantic (about 150 ms of start-up).
 """
 
 from __future__ import annotations

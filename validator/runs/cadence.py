@@ -77,6 +77,7 @@ class Restart:
     wall_before: float | None  # the last emission before it
     wall_after: float | None  # the first emission after it
     marker: str = ""  # how it was seen when no step went back: the writer's own restart marker
+    seen: str = ""  # how it was seen, in full, when neither (a Lightning resume into a new version folder)
 
 
 # A reader yields this name (by identity) for a writer's own restart marker: TensorBoard's
@@ -140,6 +141,14 @@ class Family:
     def max_gap(self) -> Gap | None:
         return max(self.longest)[2] if self.longest else None
 
+    def stall_count(self) -> int:
+        """How many gaps were stalls, kept or not (from the histogram: 3 significant digits)."""
+        med = self.wall_gap(0.5)
+        if med is None:
+            return 0
+        bound = max(STALL_FACTOR * med, STALL_MIN_S)
+        return sum(n for k, n in self.wall_gaps.items() if k >= _q3(bound))
+
     def stalls(self) -> list[Gap]:
         med = self.wall_gap(0.5)
         if med is None:
@@ -162,6 +171,9 @@ class Stream:
         self.timed = 0  # scalars with a wall time
         self.untracked = 0
         self.first_wall: float | None = None
+        # the first metric emission (a name of a family) with a step: (name, step, wall); a
+        # Lightning version folder resumed from a checkpoint starts here (validator/runs/versions.py)
+        self.first_metric: tuple[str, int, float | None] | None = None
         self._tags: dict[str, list[float | int | None]] = {}  # name -> [last step, gen, last wall]
         self._gen = 0
         self._top: int | None = None
@@ -213,11 +225,32 @@ class Stream:
                 fam.nonfinite_count += 1
                 if len(fam.nonfinite) < MAX_NONFINITE_KEPT:
                     fam.nonfinite.append((tag, step, wall, value))
+            if self.first_metric is None and step is not None:
+                self.first_metric = (tag, step, wall)
             if self._marked is not None and step is not None:
                 self._marked_restart(tag, step, wall)
             fam.observe(step, wall, self._gen)
         if wall is not None:
             self._last_wall = wall
+
+    @property
+    def top_step(self) -> int | None:
+        """The highest step emitted (since the last restart)."""
+        return self._top
+
+    @property
+    def last_wall(self) -> float | None:
+        """The wall time of the last scalar read."""
+        return self._last_wall
+
+    def step_interval(self) -> int | None:
+        """The median step gap of the family emitted most often: the logging interval."""
+        fams = sorted(self.families.values(), key=lambda f: -f.emissions)
+        for f in fams:
+            g = f.step_gap(0.5)
+            if g is not None:
+                return int(g)
+        return None
 
     def _mark(self, step: int | None) -> None:
         """A writer's restart marker: a restart when something was emitted before it (a new

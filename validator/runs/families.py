@@ -16,8 +16,43 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
-FAMILIES = ("loss", "throughput", "gradient_stats", "memory", "gpu_utilization", "collective_latency",
-            "energy")
+FAMILIES = ("loss", "throughput", "eval_throughput", "gradient_stats", "memory", "gpu_utilization",
+            "collective_latency", "energy")
+# Throughput measured by an evaluation loop (HF's eval_samples_per_second, a val/ or test/ name):
+# logged at the evaluation cadence, it is not training throughput: it meets no MON-01 family
+# and MON-02 does not judge its cadence (the evaluation interval is not the metrics interval).
+EVAL_THROUGHPUT = "eval_throughput"
+EVAL_ONLY = frozenset({EVAL_THROUGHPUT})
+_EVAL_NAME = re.compile(r"(?i)(?:^|.*[/._-])(?:eval|evaluation|val|valid|validation|test)(?:[/._-]).*")
+
+# The setting that changes how often a framework logs (the fix a MON-02 finding points at),
+# by the framework row of tags.yaml whose names were matched.
+INTERVAL_SETTING = {
+    "HF transformers": "TrainingArguments.logging_steps (HF transformers; default 500)",
+    "Lightning": "Trainer(log_every_n_steps=...) (Lightning; default 50)",
+    "torchtitan": "[metrics] log_freq (torchtitan)",
+    "Megatron-LM": "--log-interval (Megatron-LM; default 100)",
+    "NeMo": "trainer.log_every_n_steps (NeMo)",
+    "DeepSpeed": "steps_per_print in the DeepSpeed config (default 10)",
+    "any framework": "the interval of the code that logs it",
+}
+# How a framework logs training throughput at every logging step (MON-01's throughput family).
+THROUGHPUT_SETTING = {
+    "HF transformers": ("HF Trainer logs train_samples_per_second only once training ends: log "
+                        "samples or tokens per second at each logging step from a TrainerCallback "
+                        "(on_log)"),
+    "Lightning": "Lightning: add the ThroughputMonitor callback",
+    "Megatron-LM": "Megatron-LM: --log-throughput",
+    "any framework": "log samples or tokens per second at each training logging step",
+}
+
+
+def setting_for(framework: str, table: dict[str, str]) -> str:
+    """The table's entry for a framework row name (HF transformers 5.17.0)."""
+    for fw, text in table.items():
+        if framework.startswith(fw):
+            return text
+    return table["any framework"]
 # MON-01's families (validator/jobs/metrics.py): gpu_utilization is met by utilization or throughput
 MON01 = {"gpu_utilization": ("gpu_utilization", "throughput"), "memory": ("memory",),
          "collective_latency": ("collective_latency",), "gradient_stats": ("gradient_stats",)}
@@ -63,6 +98,13 @@ def _table() -> _Table:
 
 def classify(name: str) -> Match | None:
     """The family of a logged metric name, or None (learning rate, epoch, counters)."""
+    m = _classify(name)
+    if m is not None and m.family == "throughput" and _EVAL_NAME.fullmatch(name):
+        return Match(EVAL_THROUGHPUT, m.framework)
+    return m
+
+
+def _classify(name: str) -> Match | None:
     t = _table()
     m = t.exact.get(name)
     if m is not None:

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validator.runs import readers
+from validator.runs import dslog, dvclive, readers
 from validator.runs.cadence import Stream
+from validator.runs.events import event_files
 from validator.runs.families import Classifier
-from validator.runs.sniff import survey
+from validator.runs.sniff import lfs_pointer, survey
+from validator.runs.versions import link
 
 if TYPE_CHECKING:
     from validator.jobs.recovery_log import Event
@@ -28,7 +30,9 @@ _TS = re.compile(r"tfevents\.(\d+)")
 
 AS = {"tensorboard": "TensorBoard event file", "csv": "metrics CSV", "jsonl": "JSON-lines metrics",
       "trainer_state": "HF trainer_state.json log_history", "mlflow": "MLflow file-store metrics",
-      "log": "launcher/training log"}
+      "log": "launcher/training log", "dvclive": "DVCLive plots/metrics series",
+      "dvclive_summary": "DVCLive metrics.json (latest values)",
+      "deepspeed_log": "DeepSpeed's step lines in a launcher/training log"}
 
 
 @dataclass
@@ -40,6 +44,7 @@ class RunEvidence:
     errors: list[readers.RunFileError] = field(default_factory=list)
     log_events: list[Event] = field(default_factory=list)
     log_texts: dict[str, bool] = field(default_factory=dict)  # file -> has a dated (ISO) line
+    versions: list[dict[str, JSONValue]] = field(default_factory=list)  # Lightning version folders read
 
     def metric_sources(self) -> int:
         return len(self.streams)
@@ -60,10 +65,6 @@ def _run_stream(ev: RunEvidence, stream: Stream, scalars: Iterator[readers.Scala
                 files: list[Path], what: str, tails: dict[str, readers.Tail]) -> None:
     try:
         _feed(stream, scalars)
-    except readers.TensorBoardMissing as exc:
-        ev.errors.append(exc)
-        ev.passed += [{"file": str(p), "why": f"not read: {readers.INSTALL_HINT}"} for p in files]
-        return
     except readers.RunFileError as exc:
         ev.errors.append(exc)
     except OSError as exc:
@@ -87,6 +88,12 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
     for d in dirs:
         s = survey(d)
         ev.passed += [{"file": f, "why": why} for f, why in s.passed]
+        for p in s.files.get("lfs_pointer", []):
+            with open(p, "rb") as fh:
+                _, what = lfs_pointer(p, fh.read(1024))
+            ev.errors.append(readers.RunFileError(
+                str(p), None, f"{what}, not the file itself: its metrics are unknown (git lfs pull, "
+                              f"or give the run folder with the file fetched)"))
         for p in s.files.get("tfrecord_cut", []):
             size = p.stat().st_size
             ev.errors.append(readers.RunFileError(
@@ -99,12 +106,21 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
         for folder, files in by_folder.items():
             tails: dict[str, readers.Tail] = {}
             _run_stream(ev, Stream(str(folder), "tensorboard", classify),
-                        readers.event_files(files, tails, ev.errors), files, AS["tensorboard"], tails)
+                        event_files(files, tails, ev.errors), files, AS["tensorboard"], tails)
         for kind, reader in (("csv", readers.metrics_csv), ("jsonl", readers.json_lines),
                              ("trainer_state", readers.trainer_state)):
             for p in s.files.get(kind, []):
                 tails = {str(p): readers.Tail()}
                 _run_stream(ev, Stream(str(p), kind, classify), reader(p, tails[str(p)]), [p], AS[kind], tails)
+        for dv_root, named in s.dvclive.items():
+            t = readers.Tail()
+            tsvs = [p for _, p in named]
+            _run_stream(ev, Stream(dv_root, "dvclive", classify), dvclive.series(named, t), tsvs,
+                        AS["dvclive"], {str(tsvs[-1]): t})
+        for p in s.files.get("dvclive_summary", []):
+            tails = {str(p): readers.Tail()}
+            _run_stream(ev, Stream(str(p), "dvclive_summary", classify), dvclive.summary(p, tails[str(p)]), [p],
+                        AS["dvclive_summary"], tails)
         for run, keyed in s.mlflow.items():
             t = readers.Tail()
             files = [p for _, p in keyed]
@@ -126,4 +142,11 @@ def read_runs(dirs: list[Path], logs: list[Path] = ()) -> RunEvidence:  # type: 
 
         ev.log_texts[str(p)] = ISO_TIME.search(text) is not None
         ev.read.append({"file": str(p), "as": AS["log"]})
+        ds = Stream(str(p), "deepspeed_log", classify)
+        _feed(ds, dslog.scalars(text))
+        if ds.scalars:
+            ev.streams.append(ds)
+            ev.read.append({"file": str(p), "as": AS["deepspeed_log"]})
+    names = [str(r["file"]) for r in ev.read] + [r["file"] for r in ev.passed]
+    ev.versions = [d.as_json() for d in link(ev.streams, names)]
     return ev

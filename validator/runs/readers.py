@@ -6,15 +6,8 @@ cannot trust. A half-written *last* record or line, which a file still being wri
 has, is not an error: the reader stops there and says how many bytes it passed over
 (``Tail``).
 
-TensorBoard event files are read with tensorboard's own record reader (the iterator under
-``RawEventFileLoader``: TFRecord framing with both CRCs checked, then ``Event.FromString``),
-never with the ``EventAccumulator``, which keeps a reservoir sample of 10,000 scalars and
-would hide gaps.
-tensorboard is an optional dependency (``pip install 'training-spec-check[runs]'``),
-imported only when a run holds an event file. Its reader raises ``DataLossError`` both for
-a truncated record ("has truncated record in ...") and for a corrupt one ("failed ... crc32
-check"); a truncation counts as a half-written tail only at the end of the file (the reader
-read to EOF), which is why the offset of every record is tracked here.
+TensorBoard event files are read by ``validator.runs.events`` (TFRecord framing, a C CRC-32C,
+protobuf's parser for the Event message).
 """
 
 from __future__ import annotations
@@ -24,13 +17,11 @@ import heapq
 import json
 import math
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from validator.runs.cadence import RESTART_MARK
 from validator.values.numbers import Beyond, int_text, text_problem
 
 if TYPE_CHECKING:
@@ -38,14 +29,10 @@ if TYPE_CHECKING:
 
 Scalar = tuple[str, int | None, float | None, float]
 
-INSTALL_HINT = "pip install 'training-spec-check[runs]' (or: pip install tensorboard)"
 STEP_KEYS = ("step", "global_step", "_step", "iteration", "trainer/global_step", "train/global_step")
 TIME_KEYS = ("time", "timestamp", "wall_time", "walltime", "_timestamp", "t")
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a trainer_state.json is read whole
-_DT_FLOAT, _DT_DOUBLE = 1, 2
 
-
-_SESSION_START = 1  # tensorboard's event.proto SessionLog.SessionStatus START
 
 class RunFileError(Exception):
     """A metric file that cannot be trusted from this point: file, line (or record), problem."""
@@ -58,110 +45,12 @@ class RunFileError(Exception):
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-class TensorBoardMissing(RunFileError):
-    """An event file where tensorboard is not installed: an error finding, never a pass."""
-
-
 @dataclass
 class Tail:
     """What a reader passed over at the end of a file still being written."""
 
     bytes: int = 0
     what: str = ""
-
-
-def _tb() -> tuple[Any, Any, Any]:  # Any: tensorboard's objects (no type stubs), or Nones
-    """tensorboard's record iterator, Event class and DataLossError, or Nones.
-
-    The iterator is the one beneath ``RawEventFileLoader`` (``_make_tf_record_iterator``:
-    TensorFlow's reader where TF is installed, else tensorboard's stub, both checking the
-    two CRCs). The loader itself is not used: it swallows every ``DataLossError`` so that a
-    file being written can be polled again, which makes a corrupt record look like the end
-    of the file, a silent loss of everything after it."""
-    try:
-        from tensorboard.backend.event_processing import event_file_loader
-        from tensorboard.compat import tf
-        from tensorboard.compat.proto import event_pb2
-    except ImportError:
-        return None, None, None
-    return event_file_loader._make_tf_record_iterator, event_pb2.Event, tf.errors.DataLossError
-
-
-def _tensor_scalar(t: Any) -> float | None:  # Any: a tensorboard TensorProto (no type stubs)
-    """A TF2 ``tf.summary.scalar`` value: a rank-0 float or double tensor."""
-    if t.tensor_shape.dim:
-        return None
-    if t.dtype == _DT_FLOAT:
-        if t.float_val:
-            return float(t.float_val[0])
-        if len(t.tensor_content) == 4:
-            return float(struct.unpack("<f", t.tensor_content)[0])
-    elif t.dtype == _DT_DOUBLE:
-        if t.double_val:
-            return float(t.double_val[0])
-        if len(t.tensor_content) == 8:
-            return float(struct.unpack("<d", t.tensor_content)[0])
-    return None
-
-
-def event_file(path: Path, tail: Tail) -> Iterator[Scalar]:
-    """The scalars of one TensorBoard event file, in record order."""
-    records_of, event_cls, data_loss = _tb()
-    if records_of is None:
-        raise TensorBoardMissing(str(path), None, f"a TensorBoard event file, and tensorboard is not "
-                                                  f"installed to read it: {INSTALL_HINT}")
-    size = path.stat().st_size
-    offset = 0
-    n = 0
-    records = records_of(str(path))
-    while True:
-        try:
-            rec = next(records)
-        except StopIteration:
-            return
-        except data_loss as exc:
-            msg = str(exc)
-            if "truncated record" in msg:  # the rest of the file is shorter than the record
-                tail.bytes, tail.what = size - offset, f"record {n + 1} (half-written)"
-                return
-            raise RunFileError(str(path), None, f"record {n + 1} at byte {offset}: "
-                                                f"{msg.replace(str(path), '').strip()}") from None
-        n += 1
-        offset += len(rec) + 16  # length (8), its CRC (4), data, data CRC (4)
-        try:
-            ev = event_cls.FromString(rec)
-        except Exception as exc:  # protobuf's DecodeError: a record that passed its CRC
-            raise RunFileError(str(path), None, f"record {n} at byte {offset - len(rec) - 16}: "
-                                                f"not an Event ({type(exc).__name__})") from None
-        values = ev.summary.value
-        if not values:
-            if ev.HasField("session_log") and ev.session_log.status == _SESSION_START:
-                yield RESTART_MARK, ev.step, ev.wall_time, 0.0  # a writer resumed at purge_step
-            continue
-        wall, step = ev.wall_time, ev.step
-        for v in values:
-            which = v.WhichOneof("value")
-            if which == "simple_value":
-                yield v.tag, step, wall, v.simple_value
-            elif which == "tensor":
-                x = _tensor_scalar(v.tensor)
-                if x is not None:
-                    yield v.tag, step, wall, x
-
-
-def event_files(paths: list[Path], tails: dict[str, Tail], errors: list[RunFileError]) -> Iterator[Scalar]:
-    """A folder's event files in order; a file that cannot be read to the end is an error
-    of its own, and the next file is still read (a restart's new file is the evidence)."""
-    for p in paths:
-        tails[str(p)] = t = Tail()
-        try:
-            yield from event_file(p, t)
-        except TensorBoardMissing:
-            raise
-        except RunFileError as exc:
-            errors.append(exc)
-        except OSError as exc:
-            errors.append(RunFileError(str(p), None, f"cannot be read ({exc.strerror or exc})"))
 
 
 def _num(x: JSONValue) -> float | None:
@@ -178,18 +67,41 @@ def _step_of(rec: dict[str, JSONValue]) -> tuple[str | None, int | None]:
     return None, None
 
 
+# a Unix time told by its magnitude: seconds (``time.time()``), milliseconds (JavaScript,
+# MLflow), microseconds, nanoseconds (``time.time_ns()``): (upper bound, divisor), each unit
+# covering 1973 to 5138 in its own band; below 1e8 a time is a duration, not a Unix time
+UNIX_UNITS = ((1e11, 1.0, "s"), (1e14, 1e3, "ms"), (1e17, 1e6, "us"), (1e20, 1e9, "ns"))
+
+
+def unix_time(v: float) -> float | None:
+    """Seconds since the epoch from a Unix time in s, ms, us or ns (told by its magnitude);
+    None below 1e8 (a duration or a counter, not a Unix time); ``ValueError`` for anything
+    else (negative, non-finite, or beyond nanoseconds)."""
+    if v != v:
+        raise ValueError("NaN is no time")
+    if 0 <= v < 1e8:
+        return None
+    for bound, div, _ in UNIX_UNITS:
+        if 1e8 <= v < bound:
+            return v / div
+    raise ValueError(f"{v:g} is no Unix time in s, ms, us or ns")
+
+
 def _time_of(rec: dict[str, JSONValue]) -> tuple[str | None, float | None]:
     for k in TIME_KEYS:
         v = _num(rec.get(k))
-        if v is not None and math.isfinite(v) and v > 1e8:  # Unix seconds (ms above 1e11)
-            return k, v / 1000.0 if v > 1e11 else v
+        if v is not None:
+            t = unix_time(v)
+            if t is not None:
+                return k, t
     return None, None
 
 
 MAX_LINE = 1024 * 1024  # a metric record is a few hundred bytes; a longer line is no metric log
+TOO_DEEP = "JSON nested deeper than Python's parser goes (no metric record is)"
 
 
-def _lines(f: TextIO, path: Path) -> Iterator[tuple[int, str]]:
+def bounded_lines(f: TextIO, path: Path) -> Iterator[tuple[int, str]]:
     """(number, line) with each line read to at most MAX_LINE characters: a file of one
     10 GB line must not be held in memory to find out it is not a metric log."""
     n = 0
@@ -209,13 +121,15 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
     with open(path, encoding="utf-8", errors="strict") as f:
         n = 0
         try:
-            for n, line in _lines(f, path):
+            for n, line in bounded_lines(f, path):
                 if not line.strip():
                     continue
                 try:
                     rec = json.loads(line, parse_int=int_text)
                 except Beyond as exc:  # the numbers rule (validator.values.numbers): no value is that large
                     raise RunFileError(str(path), n, text_problem(exc.text)) from None
+                except RecursionError:
+                    raise RunFileError(str(path), n, TOO_DEEP) from None
                 except ValueError as exc:
                     if not line.endswith("\n"):  # the last line, still being written
                         tail.bytes, tail.what = len(line.encode()), f"line {n} (half-written)"
@@ -224,7 +138,10 @@ def json_lines(path: Path, tail: Tail) -> Iterator[Scalar]:
                 if not isinstance(rec, dict):
                     raise RunFileError(str(path), n, f"a JSON {type(rec).__name__}, not an object")
                 sk, step = _step_of(rec)
-                tk, wall = _time_of(rec)
+                try:
+                    tk, wall = _time_of(rec)
+                except ValueError as exc:
+                    raise RunFileError(str(path), n, f"its time: {exc}") from None
                 for k, v in rec.items():
                     x = _num(v)
                     if x is not None and k != sk and k != tk:
@@ -239,7 +156,7 @@ def metrics_csv(path: Path, tail: Tail) -> Iterator[Scalar]:
     differs from the header's (the header changed half-way, two writers) is an error."""
     with open(path, encoding="utf-8", newline="") as f:
         try:
-            rows = csv.reader(f)
+            rows = csv.reader(line for _, line in bounded_lines(f, path))  # each line at most MAX_LINE
             header = next(rows, None)
             if header is None:
                 return
@@ -263,7 +180,10 @@ def metrics_csv(path: Path, tail: Tail) -> Iterator[Scalar]:
                 wall = None
                 if ti is not None:
                     w = _cell(row[ti])
-                    wall = (w / 1000.0 if w > 1e11 else w) if w is not None and w > 1e8 else None
+                    try:
+                        wall = unix_time(w) if w is not None else None
+                    except ValueError as exc:
+                        raise RunFileError(str(path), rows.line_num, f"its time: {exc}") from None
                 for i, cell in enumerate(row):
                     if i in (si, ti) or not cell:
                         continue
@@ -303,6 +223,8 @@ def trainer_state(path: Path, tail: Tail) -> Iterator[Scalar]:
         raise RunFileError(str(path), None, f"larger than {MAX_JSON_BYTES >> 20} MiB")
     try:
         doc = json.loads(path.read_text("utf-8"), parse_int=int_text)
+    except RecursionError:
+        raise RunFileError(str(path), None, TOO_DEEP) from None
     except Beyond as exc:
         raise RunFileError(str(path), None, text_problem(exc.text)) from None
     except json.JSONDecodeError as exc:
@@ -324,28 +246,64 @@ def trainer_state(path: Path, tail: Tail) -> Iterator[Scalar]:
 _MLFLOW = re.compile(r"(-?\d{1,15}) (\S+)(?: (-?\d{1,18}))?(?: \S+ \S+)?")
 
 
+SERIES_CHUNK = 16 * 1024  # an MLflow or DVCLive metric line is under 100 bytes
+
+
+def chunked_lines(p: Path) -> Iterator[tuple[int, str]]:
+    """(number, line) of a file read ``SERIES_CHUNK`` bytes at a time, the file open only
+    while a chunk is read: a run of thousands of metric files merged at once holds no file
+    open between reads (1,500 keys under ``ulimit -n 1024`` were 'Too many open files')."""
+    pos, n = 0, 0
+    while True:
+        with open(p, "rb") as f:
+            f.seek(pos)
+            block = f.read(SERIES_CHUNK)
+        if not block:
+            return
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            if len(block) == SERIES_CHUNK:
+                raise RunFileError(str(p), n + 1, f"a line longer than {SERIES_CHUNK >> 10} KiB: no metric "
+                                                  "series line")
+            cut = len(block)  # the last line, with no newline yet
+        pos += cut
+        parts = block[:cut].split(b"\n")
+        for i, raw in enumerate(parts):
+            if i == len(parts) - 1 and not raw:
+                break  # the chunk ended with its newline
+            n += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RunFileError(str(p), n, "not UTF-8 text") from None
+            yield n, line + "\n" if i < len(parts) - 1 else line
+
+
 def mlflow_run(files: list[tuple[str, Path]], tail: Tail) -> Iterator[Scalar]:
     """An MLflow file store run: ``metrics/<key>`` files of ``timestamp(ms) value step``
     lines (mlflow/store/tracking/file_store.py ``_get_metric_from_line``: 2, 3 or 5 fields),
-    merged in time order across keys so that a restart shows in one stream."""
+    merged in time order across keys so that a restart shows in one stream; each file is
+    read a chunk at a time and open only while it is read."""
 
     def lines(key: str, p: Path) -> Iterator[tuple[float, int, str, int | None, float]]:
-        with open(p, encoding="utf-8") as f:
-            for n, line in _lines(f, p):
-                s = line.strip()
-                if not s:
-                    continue
-                m = _MLFLOW.fullmatch(s)
-                x = _cell(m.group(2)) if m else None
-                if m is None or x is None:
-                    if not line.endswith("\n"):
-                        tail.bytes += len(line.encode())
-                        tail.what = f"{p}:{n} (half-written)"
-                        return
-                    raise RunFileError(str(p), n, "not an MLflow metric line (timestamp value step)")
-                # MLflow writes step 0 where the caller gave none: no step, not one step repeated
-                step = int(m.group(3)) if m.group(3) is not None and m.group(3) != "0" else None
-                yield int(m.group(1)) / 1000.0, n, key, step, x
+        for n, line in chunked_lines(p):
+            s = line.strip()
+            if not s:
+                continue
+            m = _MLFLOW.fullmatch(s)
+            x = _cell(m.group(2)) if m else None
+            if m is None or x is None:
+                if not line.endswith("\n"):
+                    tail.bytes += len(line.encode())
+                    tail.what = f"{p}:{n} (half-written)"
+                    return
+                raise RunFileError(str(p), n, "not an MLflow metric line (timestamp value step)")
+            ms = int(m.group(1))
+            if ms >= 1e14:  # MLflow writes milliseconds (int(time.time() * 1000))
+                raise RunFileError(str(p), n, f"a timestamp of {ms} ms, past the year 5000")
+            # MLflow writes step 0 where the caller gave none: no step, not one step repeated
+            step = int(m.group(3)) if m.group(3) is not None and m.group(3) != "0" else None
+            yield ms / 1000.0, n, key, step, x
 
     merged = heapq.merge(*(lines(k, p) for k, p in files), key=lambda r: r[0])
     for wall, _, key, step, x in merged:

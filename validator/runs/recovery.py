@@ -90,6 +90,9 @@ def incidents(log_events: list[Event], dated: dict[str, bool], streams: list[Str
     restarts = _merged(sorted(((r, s) for s in timed for r in s.restarts if r.wall_after is not None),
                               key=lambda rs: rs[0].wall_after or 0.0))
     near = min((s.first_wall for s in timed if s.first_wall is not None), default=None)
+    # restarts in metrics with no wall time (a Lightning metrics.csv): they show that the job
+    # resumed, not when; used only where the timed metrics and the log show no resume
+    untimed = [(r, s) for s in streams if not s.timed for r in s.restarts] if not restarts else []
     fails = []
     for e in log_events:
         if not e.failure or not e.timed:
@@ -119,9 +122,16 @@ def incidents(log_events: list[Event], dated: dict[str, bool], streams: list[Str
             if f is e or (f.file == e.file and f.line == e.line):
                 resume = rs
                 break
+        if resume is None and untimed:  # resumed, as metrics with no wall time show: not timed
+            r, s = untimed.pop(0)
+            out.append(Incident(e, t, r, s, year_from_metrics=fixed))
+            continue
         out.append(Incident(e, t, None, None, log_resume=resume, year_from_metrics=fixed))
         open_unresumed = resume is None
     for i, (r, s) in enumerate(restarts):
         if i not in used:
             out.append(Incident(None, None, r, s))
+    # a restart in metrics with no wall time and no failure line: the job restarted, and
+    # how long it took is unknown (an error, never a skip as if nothing happened)
+    out += [Incident(None, None, r, s) for r, s in untimed]
     return out

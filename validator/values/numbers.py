@@ -61,9 +61,7 @@ def any_beyond(data: Any) -> bool:
             push(node.values())
         elif t is list or isinstance(node, list):
             push(node)
-        elif (t is float or t is int) and beyond(node):
-            return True
-        elif t is not str and t is not bool and isinstance(node, (int, float)) and beyond(node):
+        elif ((t is float or t is int) and beyond(node)) or (t is not str and t is not bool and isinstance(node, (int, float)) and beyond(node)):
             return True
     return False
 

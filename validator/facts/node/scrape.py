@@ -86,8 +86,25 @@ class Scrapes:
 
 
 
+MAX_LINE = 16 * 1024  # bytes in one exposition line: dcgm-exporter's are a few hundred
+
+
+def _long_line(text: str) -> tuple[int, int] | None:
+    """(line number, length) of the first line over ``MAX_LINE``, or None. prometheus_client
+    parses a line's labels in time quadratic in its length (a 2 MB line of 200,000 labels
+    took 50 s); bounded lines keep each step of the parse short, so the deadline holds."""
+    if len(text) <= MAX_LINE:
+        return None
+    for n, line in enumerate(text.split("\n"), 1):
+        if len(line) > MAX_LINE:
+            return n, len(line)
+    return None
+
+
 def read_exposition(url: str, *, deadline_s: float, cap: int = DEFAULT_CAP) -> Exposition:
-    """Fetch and parse one exposition with prometheus_client's parsers."""
+    """Fetch and parse one exposition with prometheus_client's parsers, the parse within
+    the same deadline as the fetch; a series served twice is an error naming it."""
+    deadline = time.monotonic() + deadline_s
     got = fetch(url, deadline_s=deadline_s, cap=cap, accept=ACCEPT)
     if got.problem:
         return Exposition(url, f"{url}: {got.problem}")
@@ -107,15 +124,30 @@ def read_exposition(url: str, *, deadline_s: float, cap: int = DEFAULT_CAP) -> E
         from prometheus_client.openmetrics.parser import text_string_to_metric_families
     else:
         from prometheus_client.parser import text_string_to_metric_families
+    long = _long_line(text)
+    if long is not None:
+        return Exposition(url, f"{url}: line {long[0]} is {long[1]:,} characters long, over the "
+                               f"{MAX_LINE // 1024} KiB of any exporter's sample line (a series with that many "
+                               "labels is not telemetry)", got.content_type)
     out = Exposition(url, content_type=got.content_type)
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     try:
         for fam in text_string_to_metric_families(text):
+            if time.monotonic() > deadline:
+                return Exposition(url, f"{url}: the exposition was not parsed within the {deadline_s:g} s "
+                                       f"deadline ({out.families} metric families read)", got.content_type)
             out.families += 1
             out.names.add(fam.name)
             for s in fam.samples:
+                labels = tuple(sorted(s.labels.items()))
+                if (s.name, labels) in seen:
+                    return Exposition(url, f"{url}: the series {series((s.name, labels))[:200]} is "
+                                           "served twice (a duplicate series: which sample counts would be decided "
+                                           "by line order; Prometheus refuses the scrape)", got.content_type)
+                seen.add((s.name, labels))
                 name = fam.name if fam.type == "counter" and s.name == fam.name + "_total" else s.name
                 out.names.add(s.name)
-                out.samples[(name, tuple(sorted(s.labels.items())))] = (s.value, fam.type)
+                out.samples[(name, labels)] = (s.value, fam.type)
     except Exception as exc:  # the parsers raise ValueError, and others on odd input
         return Exposition(url, f"{url}: not a Prometheus exposition ({type(exc).__name__}: {exc})",
                           got.content_type)
@@ -167,10 +199,14 @@ def judge(first: Exposition, second: Exposition | None, interval_s: float) -> di
             "in_range": _in_range(scrapes)}
 
 
-def show(key: SampleKey, v: object) -> str:
+def series(key: SampleKey) -> str:
     name, labels = key
     lab = ",".join(f'{k}="{val}"' for k, val in labels)
-    return f"{name}{{{lab}}} = {_num(v)}" if lab else f"{name} = {_num(v)}"
+    return f"{name}{{{lab}}}" if lab else name
+
+
+def show(key: SampleKey, v: object) -> str:
+    return f"{series(key)} = {_num(v)}"
 
 
 def _num(v: object) -> str:

@@ -6,8 +6,11 @@ is what the platform runs: a systemd system unit (``/proc/PID/cgroup`` under
 ``system.slice/*.service``), a container or pod of the platform (a docker, containerd,
 CRI-O, podman or kubepods cgroup outside ``user.slice``), or a process of a system user
 (real uid below ``UID_MIN`` of ``<rootfs>/etc/login.defs``, 1000 when unset). Any other
-process of that name is passed over, and the fact's source says so. Endpoints named by
-``--scrape`` or the profile's ``scrape_endpoints`` count as well: the user named them.
+process of that name is passed over, and the fact's source says so. An endpoint named by
+``--scrape`` or the profile's ``scrape_endpoints`` counts by the same rules, applied to the
+process the kernel says listens on its port (``endpoint_owner``): a login user's server on
+this node, an endpoint on another host or one whose process cannot be seen is passed over
+(its scrape is still judged in ``telemetry.scrapes``).
 
 ``comm`` is cut at 15 characters ("prometheus-node"), so names are matched on the basename
 of argv[0] as well. Processes that vanish or deny access mid-scan are skipped, never fatal.
@@ -84,15 +87,61 @@ def collect(ctx: Context) -> dict[str, Fact]:
                           f"not a systemd unit, a container or a system user (uid < {uid_min})")
     names = set(counted)
     source = str(ctx.procfs)
+    platform: set[str] = set()  # named endpoints served by what the platform runs
     if scrapes:
         for url, kind in scrapes.exporters.items():
-            names.add(kind)
-            source += f"; {kind} at {url} (--scrape)"
+            owner, unseen = endpoint_owner(url, kind, ctx.procfs)
+            why = platform_reason(owner, uid_min) if owner is not None else None
+            if why:
+                platform.add(url)
+                names.add(kind)
+                source += f"; {kind} at {url} (--scrape; pid {owner.pid if owner else '?'}, {why})"
+            elif owner is None:
+                passed.append(f"{kind} at {url} (--scrape): {unseen}")
+            else:
+                passed.append(f"{kind} at {url} (--scrape), served by pid {owner.pid} (uid {owner.uid}, "
+                              f"{owner.cgroup or 'no cgroup'}): not a systemd unit, a container or a system "
+                              f"user (uid < {uid_min})")
     if passed:
         source += "; passed over: " + "; ".join(sorted(passed))
     return {"telemetry.exporters": value(sorted(names), source=source),
-            "telemetry.families": _families(ctx, counted.get("dcgm-exporter"), scrapes),
+            "telemetry.families": _families(ctx, counted.get("dcgm-exporter"), scrapes, platform),
             "telemetry.scrapes": scrapes_fact}
+
+
+def endpoint_owner(url: str, kind: str, procfs: Path) -> tuple[Process | None, str]:
+    """The process that listens on ``url``'s TCP port on this node (the kernel's socket
+    table, read with psutil), as a process found by name is seen; or None and why not. An
+    endpoint on another host, or a socket whose process this user cannot see, has none:
+    whose exporter it is cannot be told, so it is not the platform's."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    import psutil
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        infos = socket.getaddrinfo(parts.hostname or "", port, proto=socket.IPPROTO_TCP)
+        ips = {ipaddress.ip_address(str(i[4][0]).split("%")[0]) for i in infos}
+        conns = psutil.net_connections(kind="tcp")
+    except (OSError, ValueError, psutil.Error) as exc:
+        return None, f"whose process serves it cannot be told ({type(exc).__name__})"
+    local = {ipaddress.ip_address(a.address.split("%")[0]) for addrs in psutil.net_if_addrs().values()
+             for a in addrs if a.family in (socket.AF_INET, socket.AF_INET6)}
+    if not any(ip.is_loopback or ip in local for ip in ips):
+        return None, "not on this node: whose process serves it cannot be told"
+    for c in conns:
+        if c.status != psutil.CONN_LISTEN or not c.laddr or c.laddr.port != port:
+            continue
+        bound = ipaddress.ip_address(c.laddr.ip.split("%")[0])
+        if bound.is_unspecified or bound in ips or (bound.is_loopback and any(ip.is_loopback for ip in ips)):
+            if c.pid is None:
+                return None, "the process listening on it cannot be seen (run as root)"
+            pid = procfs / str(c.pid)
+            return Process(c.pid, kind, _uid(pid), _cgroup(pid)), ""
+    return None, "no process on this node listens on its port"
 
 
 def platform_reason(proc: Process, uid_min: int) -> str | None:
@@ -122,7 +171,10 @@ def login_uid_min(rootfs: Path) -> int:
     return DEFAULT_UID_MIN
 
 
-def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fact:
+def _families(ctx: Context, dcgm: Process | None, scrapes: object | None,
+              platform: set[str] | None = None) -> Fact:
+    """The metric families the platform's exporters export: a named endpoint counts when it
+    is in ``platform`` (served by what the platform runs; None: every named endpoint)."""
     fams: list[str] = []
     sources: list[str] = []
     seen: dict[str, str] = {}  # metric name -> where it was seen
@@ -132,6 +184,8 @@ def _families(ctx: Context, dcgm: Process | None, scrapes: object | None) -> Fac
 
         if isinstance(scrapes, scrape.Scrapes):
             for url, metric_names in scrapes.names.items():
+                if platform is not None and url not in platform:
+                    continue
                 named_dcgm = named_dcgm or scrapes.exporters.get(url) == "dcgm-exporter"
                 for n in metric_names:
                     seen.setdefault(n, url)
