@@ -51,7 +51,7 @@ def test_rules_diff_lists_every_change_with_its_changelog_entry() -> None:
     assert out.startswith("rule pack v1.0 (sha256:a7e26766a6f3) -> v1.1")
     for line in ("+ REC-02.crash-detection-too-slow", "+ REC-02.hang-detection-too-slow",
                  "+ MON-01.collective-latency-not-emitted", "- MON-01.metric-families-missing",
-                 "- REC-02.detection-timeout-too-long", "~ CKPT-01.checkpointing-disabled: summary, when changed",
+                 "- REC-02.detection-timeout-too-long", "~ CKPT-01.checkpointing-disabled: cite_source, summary, when changed",
                  "+ MON-03.platform-family-not-exported"):
         assert line in out, out
     assert "why: Disabled. It judged the *longest* timeout" in out

@@ -24,6 +24,21 @@ def test_save_steps_beyond_a_known_run_length_never_checkpoints(tmp_path: Path) 
     assert f["location"]["line"] == 6  # save_steps, the setting to change
 
 
+def test_the_failure_says_it_never_checkpoints(tmp_path: Path) -> None:
+    """The words a user reads (terminal, SARIF message), not only the JSON's source field."""
+    import json
+    import subprocess
+    import sys
+
+    p = tmp_path / "train.yaml"
+    p.write_text(HF + "save_steps: 1000000\nmax_steps: 3000\n")
+    out = subprocess.run([sys.executable, "-m", "validator", "lint", str(p), "--format", "json"],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    ckpt = [f for f in json.loads(out.stdout)["findings"] if f["rule"] == "CKPT-01.checkpointing-disabled"]
+    assert ckpt and ckpt[0]["status"] == "fail"
+    assert "never checkpoints within the run" in ckpt[0]["message"]
+
+
 def test_save_steps_within_the_run_still_checkpoints(tmp_path: Path) -> None:
     doc = _hf(tmp_path, "save_steps: 500\nmax_steps: 3000\n")
     assert value(doc, "job.checkpoint.enabled") is True

@@ -236,7 +236,7 @@ class Override(_Dumps):
     summary: str | None = None
     remediation: str | None = None
     if_empty: IfEmpty | None = None
-    cite_source: bool | None = None
+    cite_source: bool | None = None  # a pack revision may have the message say where the value came from
 
     def __post_init__(self) -> None:
         _enum(self, "level", Level, optional=True)
