@@ -52,8 +52,11 @@ def read_trainer(ctx: Ctx) -> None:
         said = [k for k in ("bf16", "fp16") if g(k) is not None]
         if said:
             other = "fp16" if said[0] == "bf16" else "bf16"
-            default = cite("hf.fp16") if other == "fp16" else cite("hf.bf16")
-            rest = f" and {other} = {g(other)}" if other in said else f"; {other} left at its default: {default}"
+            # "hf: bf16 = False ...": the key as written, first (lint --fix edits it there);
+            # the other key's default named without parentheses, which the fix reader refuses
+            default = value_of("hf.fp16") if other == "fp16" else value_of("hf.bf16")
+            rest = (f" and {other} = {g(other)}" if other in said else
+                    f"; {other} not set: {default} by default, transformers/training_args.py")
             ctx.set("job.precision.mode", "fp32", (said[0],), f"hf: {said[0]} = {g(said[0])}{rest}")
         else:
             fill(m, "job.precision.mode", "hf.precision", ctx.file, value="fp32")
