@@ -28,9 +28,9 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
-def render(report=None) -> str:
+def render(report=None, **options) -> str:
     buf = io.StringIO()
-    HtmlRenderer().render(report or make_report(), buf)
+    HtmlRenderer(**options).render(report or make_report(), buf)
     return buf.getvalue()
 
 
@@ -290,7 +290,8 @@ def _pdf_pages(path: Path) -> int:
 @needs_chromium
 def test_print_shows_folded_details(tmp_path):
     """Printed (to PDF), a report shows what its closed <details> hold: the passed
-    findings are evidence too. The control is the same page without the print rules."""
+    findings are evidence too (listed one by one with --show passes). The control is the
+    same page without the print rules."""
     from dataclasses import replace as _replace
 
     base = make_report()
@@ -298,7 +299,7 @@ def test_print_shows_folded_details(tmp_path):
         _replace(base.findings[0], subject="n1", item=f"mlx5_{i}:1", message=f"port {i} checked")
         for i in range(400)
     )
-    text = render(base.with_findings(base.findings + many))
+    text = render(base.with_findings(base.findings + many), show_passes=True)
     page, control = tmp_path / "r.html", tmp_path / "control.html"
     page.write_text(text, encoding="utf-8")
     start = text.index("@media print{")

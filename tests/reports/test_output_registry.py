@@ -95,7 +95,7 @@ def test_only_the_formats_that_list_passes_get_show_passes(report: Any, tmp_path
 
     for o in renderers.OUTPUTS:
         render(report, o.name, tmp_path / f"r{o.extension}", show_passes=True)  # no TypeError: popped
-    assert {o.name for o in renderers.OUTPUTS if o.lists_passes} == {"terminal", "markdown"}
+    assert {o.name for o in renderers.OUTPUTS if o.lists_passes} == {"terminal", "markdown", "html"}
 
 
 def test_docs_table_is_the_registry() -> None:

@@ -113,6 +113,7 @@ def render(report: Report, fmt: str, output: Path | None, **renderer_options: ob
 
     if not BY_NAME[fmt].lists_passes:  # --show passes: only the formats that list or count passes
         renderer_options.pop("show_passes", None)
+        renderer_options.pop("show_folded", None)
     renderer = get_renderer(fmt, **renderer_options)
     report = clean_report(report)  # control characters and undecodable names shown as escapes
     if output is None:
@@ -136,8 +137,9 @@ def render(report: Report, fmt: str, output: Path | None, **renderer_options: ob
 
 
 def render_options(opts: RunOptions) -> dict[str, object]:
-    """The renderer options a verb's common options ask for (``--show passes``)."""
-    return {"show_passes": "passes" in opts.extra.get("show", ())}
+    """The renderer options a verb's common options ask for (``--show passes``, ``--show folded``)."""
+    show = opts.extra.get("show", ())
+    return {"show_passes": "passes" in show, "show_folded": "folded" in show}
 
 
 def call(function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:

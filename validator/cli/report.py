@@ -196,7 +196,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, waivers: Pa
         from validator.errors import SpecCheckError
 
         raise SpecCheckError("--as-of judges the waivers of --waivers FILE: add --waivers")
-    render(rep, fmt, output, show_passes="passes" in show)
+    render(rep, fmt, output, show_passes="passes" in show, show_folded="folded" in show)
     note_older("result", raw)
 
 

@@ -164,6 +164,7 @@ def replay_facts(
         "interrupted": False,
         "fleet": cfacts.fleet_summary(hosts, failures, _pairs(cluster_doc)),
         "older": loaded,
+        "sources": {name: str(f) for (_, f), name in zip(docs, names, strict=True)},
     }
     return write_result(built, opts, state, "replay", None, out)
 
@@ -382,7 +383,7 @@ def replay_folded(
                 mine.merge(fold)
     ev.folds = folds
     names = table.final_names(lambda read: host_names(read, _Skipping(files, cluster_at)))
-    subjects = HostSubjects(names, table.digests, table.collected)
+    subjects = HostSubjects(names, table.digests, table.collected, files=_Skipping(files, cluster_at))
     label = f"replay:{','.join(map(str, paths))}"
     if cluster_doc is None:
         check_cluster_name(cluster_name, names)

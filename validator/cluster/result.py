@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # types only: the API above makes them (no import at run time
         fold: bool  # fold the passes (a large fleet)
         cluster_label: str  # the cluster document's source, where not "cluster"
         older: list[tuple[Path, dict[str, JSONValue]]]  # a replay's documents (older writers noted)
+        sources: dict[str, str]  # a replay's host -> its facts file (each subject's source)
 
 
 Outcome = TypeVar("Outcome")  # what a run returns: the API's FleetOutcome
@@ -108,7 +109,8 @@ def write_result(
             built,
             opts,
             [*node_docs, state["cluster"]],
-            [f"{transport}:{d['subject']['name']}" for d in node_docs]
+            [f"{transport}:{state.get('sources', {}).get(d['subject']['name'], d['subject']['name'])}"
+             for d in node_docs]
             + [state.get("cluster_label", "cluster")],
             extra={"fleet": state["fleet"]},
         )

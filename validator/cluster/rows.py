@@ -176,14 +176,16 @@ class HostSubjects(Made):
     """A replayed fleet's subject records, each made when read (a report's ``subjects``):
     what is kept per host is its name (in a ``StringTable``), the 32 bytes of its file's
     SHA-256 and a reference to its ``collected_at``, not a ``Subject`` and its two
-    strings. ``+`` another sequence of subjects (the cluster's) gives them after the
-    hosts'."""
+    strings. ``files``: host k's facts file, named as its source (``replay:FILE``; the
+    host's name where not given). ``+`` another sequence of subjects (the cluster's) gives
+    them after the hosts'."""
 
-    __slots__ = ("_collected", "_digests", "_names", "_tail")
+    __slots__ = ("_collected", "_digests", "_files", "_names", "_tail")
 
     def __init__(self, names: Sequence[str], digests: bytes | bytearray, collected: list[JSONValue],
-                 tail: tuple[Subject, ...] = ()):
+                 tail: tuple[Subject, ...] = (), files: Sequence[object] | None = None):
         self._names, self._digests, self._collected, self._tail = names, digests, collected, tail
+        self._files = files
 
     def __len__(self) -> int:
         return len(self._names) + len(self._tail)
@@ -192,7 +194,8 @@ class HostSubjects(Made):
         from validator.report.model import Subject
 
         digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
-        return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{name}")
+        file = self._files[i] if self._files is not None and i < len(self._files) else name
+        return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{file}")
 
     @overload
     def __getitem__(self, i: int) -> Subject: ...
@@ -214,7 +217,7 @@ class HostSubjects(Made):
         yield from self._tail
 
     def __add__(self, other: Iterable[Subject]) -> HostSubjects:
-        return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other))
+        return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other), self._files)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (HostSubjects, tuple, list)):

@@ -50,7 +50,7 @@ OUTPUTS: tuple[OutputFormat, ...] = (
     OutputFormat("markdown", "validator.renderers.markdown:MarkdownRenderer", ".md", "text/markdown",
                  "for a pull request comment or a job summary", lists_passes=True, optional=True),
     OutputFormat("html", "validator.renderers.html_:HtmlRenderer", ".html", "text/html",
-                 "one self-contained page", shows_signature=True, optional=True),
+                 "one self-contained page", shows_signature=True, lists_passes=True, optional=True),
     OutputFormat("prometheus", "validator.renderers.prometheus:PrometheusRenderer", ".prom",
                  "text/plain; version=0.0.4", "node_exporter textfile metrics", optional=True),
     OutputFormat("oscal", "validator.renderers.oscal:OscalRenderer", ".oscal.json", "application/json",

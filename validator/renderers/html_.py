@@ -24,6 +24,7 @@ from validator.report.model import STATUS_ORDER, Finding, Report, Scope, Status
 
 Write = Callable[[str], None]
 PROBLEMS = (Status.FAIL, Status.ERROR, Status.WARN)
+FACTS_ROWS = 64  # nodes in the "Facts judged" table up front; a larger fleet's range is said above it
 
 
 def _e(value: object) -> str:
@@ -35,6 +36,12 @@ def _e(value: object) -> str:
 def _id(value: object) -> str:
     """An identifier (rule ID, GPU UUID, host name) that must not break mid-word."""
     return f'<code class="id">{_e(value)}</code>'
+
+
+def _ids(value: object) -> str:
+    """An item such as ``GPU0 (GPU-4a5f...)``: each word an identifier that does not break,
+    the line free to wrap between them (one unbreakable item squeezed the evidence column)."""
+    return " ".join(_id(w) for w in str(value).split(" ") if w) or _id(value)
 
 
 def _prose(value: object) -> str:
@@ -62,6 +69,16 @@ def _rel(path: object) -> str:
         if not rel.startswith(".."):
             return rel
     return text
+
+
+def _source(text: str | None) -> str:
+    """A subject's source as shown: ``replay:FILE`` with the file relative as ``_rel`` makes it."""
+    if not text:
+        return ""
+    head, sep, rest = text.partition(":")
+    if sep and head.isalpha() and rest.startswith("/"):
+        return f"{head}:{_rel(rest)}"
+    return _rel(text)
 
 
 def title_of(report: Report) -> str:
@@ -106,7 +123,14 @@ def _anchor(*parts: str) -> str:
 
 
 class HtmlRenderer:
-    """Renders a Report as one HTML document (inline CSS and SVG, no script)."""
+    """Renders a Report as one HTML document (inline CSS and SVG, no script).
+
+    ``show_passes``: list every pass of every subject; by default (``--show folded``) the
+    passes are folded into one line per rule with its count of subjects and range of values,
+    so that a fleet's report prints in a few pages."""
+
+    def __init__(self, *, show_passes: bool = False, show_folded: bool = True, **_: object) -> None:
+        self.show_passes = show_passes
 
     def render(self, report: Report, stream: TextIO) -> None:
         parts: list[str] = []
@@ -122,8 +146,11 @@ class HtmlRenderer:
         # problems first: the verdict and its scope, then what fails with its fix; the
         # inventories (counts, metadata, subjects, parameters, coverage) after the findings
         self._summary(report, w)
+        self._facts(report, w)
         self._to_fix(report, w)
         self._findings(report, w)
+        if not self.show_passes:
+            self._passes(report, w)
         self._fleet(report, w)
         self._coverage(report, w)
         self._inventory(report, w)
@@ -174,11 +201,104 @@ class HtmlRenderer:
         if scope.not_evaluated:
             write(f' <span class="muted">Not evaluated: {", ".join(_id(r) for r in scope.not_evaluated)}.</span>')
         write("</p>\n")
+        self._reading(report, write)
         self._signature(report, write)
         fleet = cov.fleet_summary(report)
         if fleet:
             write(f'<p class="fleet-summary"><strong>Fleet:</strong> {_e("; ".join(fleet))}.</p>\n')
         write("</header>\n")
+
+    @staticmethod
+    def _reading(report: Report, write: Write) -> None:
+        """Whose words and whose thresholds: the spec's text is not public, and some defaults
+        are spec-check's own choice (each parameter's ``reading`` in the spec's YAML)."""
+        from validator.renderers.auditor import WORDING, readings
+
+        read = readings(report.spec_version)
+        own, changed = read.own(report), read.changed(report)
+        text = f'<p class="reading small"><strong>spec-check\'s reading.</strong> {_e(WORDING)}'
+        if own:
+            text += (f" {len(own)} of the {len(read.by_parameter)} thresholds used here are spec-check's "
+                     f"own choice, not published figures: "
+                     + ", ".join(f'<code class="id own-reading">{_e(n)}</code>' for n in own)
+                     + ' (each cites its reasoning: <a href="#parameters">parameters</a>).')
+        if changed:
+            text += (" Set by this run's profile or --set instead of spec-check's choice: "
+                     + ", ".join(_id(n) for n in changed) + ".")
+        write(text + "</p>\n")
+
+    def _facts(self, report: Report, write: Write) -> None:
+        """Each node's facts up front: when collected, how old when judged, from which file."""
+        from validator.renderers.auditor import node_facts
+
+        rows = node_facts(report)
+        if not rows:
+            return
+        groups = by_subject(report)
+        write('<section><h2 id="facts">Facts judged</h2>\n')
+        write(_head(f"When each subject's facts were collected and their age at {report.generated_at}",
+                    "Subject", "Collected", "Age", "Facts source", "Outcome", cls="facts"))
+        from validator.renderers.problems import subject_lines
+
+        rank = {ln.name: i for i, ln in enumerate(subject_lines(report))}
+        ordered = sorted(rows, key=lambda x: rank.get(x.name, len(rank)))  # problems first
+        if len(ordered) > FACTS_ROWS:  # a large fleet: the first rows, and the range of all
+            ages = [n.age for n in rows if n.age is not None]
+            oldest = max(ages) if ages else None
+            newest = min(ages) if ages else None
+            from validator.renderers.auditor import age_text
+
+            write(f'<p class="facts-range">{len(rows):,} nodes; facts ages from {_e(age_text(newest))} to '
+                  f"{_e(age_text(oldest))}; "
+                  f"{sum(1 for n in rows if n.age is None):,} without a collection time. The first "
+                  f'{FACTS_ROWS} (problems first) below; every node under <a href="#subjects">Subjects</a>.</p>\n')
+            ordered = ordered[:FACTS_ROWS]
+        for n in ordered:
+            future = n.age is not None and n.age.total_seconds() < 0
+            write(
+                f'<tr><th scope="row"><a href="#{_anchor("s", n.name)}">{_e(n.name)}</a></th>'
+                f"<td>{_e(n.collected_at or 'not recorded')}</td>"
+                f'<td class="age{" future" if future else ""}">{_e(n.age_text)}</td>'
+                f'<td class="ev">{_e(_source(n.source) or "not recorded")}</td>'
+                f"<td>{badge(cov.outcome(groups.get(n.name, [])))}</td></tr>\n"
+            )
+        write("</tbody></table></section>\n")
+
+    def _passes(self, report: Report, write: Write) -> None:
+        """The passes folded: one row per rule, with its subjects and the values seen."""
+        from validator.renderers.auditor import fold_passes, fold_skips
+
+        folds, skips = fold_passes(report.findings), fold_skips(report.findings)
+        if not folds and not skips:
+            return
+        write('<section><h2 id="passes">Passed and skipped checks</h2>\n')
+        verdicts = sum(f.verdicts for f in folds)
+        write(f"<p>{verdicts:,} passes of {len(folds)} rules and {sum(f.verdicts for f in skips):,} skips, "
+              "one row per rule (<code>spec-check report RESULT.json --format html --show passes</code> "
+              "lists each on its subject).</p>\n")
+        if skips:
+            write(_head("Not applicable (skipped: not judged), folded by rule and reason", "Rule", "Reason",
+                        "Subjects", "Skips", cls="skips"))
+            for k in skips:
+                write(
+                    f'<tr><th scope="row">{_id(k.rule)}<br><span class="muted small">{_e(k.level)}</span></th>'
+                    f'<td class="ev">{_prose(k.reason)}</td><td>{len(k.subjects):,}: {_e(k.where())}</td>'
+                    f"<td>{k.verdicts:,}</td></tr>\n"
+                )
+            write("</tbody></table>\n")
+        if not folds:
+            write("</section>\n")
+            return
+        write(_head("Passes folded by rule", "Rule", "Holds", "Subjects", "Passes", "Values seen",
+                    cls="passes"))
+        for f in folds:
+            said = holds_text(f.sample)[0] if f.sample is not None else f.expected
+            write(
+                f'<tr><th scope="row">{_id(f.rule)}<br><span class="muted small">{_e(f.level)}</span></th>'
+                f"<td>{_e(said)}</td><td>{f.subject_count:,}</td><td>{f.verdicts:,}</td>"
+                f'<td class="ev">{_e(f.values())}</td></tr>\n'
+            )
+        write("</tbody></table></section>\n")
 
     def _to_fix(self, report: Report, write: Write) -> None:
         """Each failing rule once, where it fails and its fix: what a reader acts on."""
@@ -251,7 +371,7 @@ class HtmlRenderer:
             write(
                 f'<tr><th scope="row"><a href="#{_anchor("s", sub.name)}">{_e(sub.name)}</a></th>'
                 f"<td>{_e(sub.kind)}</td><td><code>{_e(sub.facts_digest or '')}</code></td>"
-                f'<td>{_e(sub.collected_at or "")}</td><td class="ev">{_e(_rel(sub.source))}</td>'
+                f'<td>{_e(sub.collected_at or "")}</td><td class="ev">{_e(_source(sub.source))}</td>'
                 f"<td>{badge(cov.outcome(mine))}</td></tr>\n"
             )
         write("</tbody></table></section>\n")
@@ -404,19 +524,26 @@ class HtmlRenderer:
             mine = sorted(groups.get(name, []), key=lambda f: (order[f.status], f.sort_key()))
             problems = [f for f in mine if f.status in PROBLEMS]
             rest = [f for f in mine if f.status not in PROBLEMS]
+            if not self.show_passes:  # passes and skips are folded by rule under "Passed and skipped"
+                rest = [f for f in rest if f.waived]
             write(f'<h3 id="{_anchor("s", name)}">{_e(name)} {badge(cov.outcome(mine))}</h3>\n')
             if problems:
                 self._table(write, f"Problems on {name}", problems)
             else:
                 write("<p>No problems.</p>\n")
             if rest:
-                write(f"<details><summary>{len(rest)} passed or skipped</summary>\n")
-                self._table(write, f"Passed and skipped on {name}", rest)
+                what = "passed or skipped" if self.show_passes else "waived"
+                write(f"<details><summary>{len(rest)} {what}</summary>\n")
+                self._table(write, f"{'Passed and skipped' if self.show_passes else 'Waived'} on {name}", rest)
                 write("</details>\n")
         write("</section>\n")
 
     def _table(self, out: Write, caption: str, findings: list[Finding]) -> None:
-        cols = ("Status", "Rule", "Item", "Observed", "Expected", "Evidence", "Remediation")
+        # folded (the default): each fix is said once, under "What to fix", not on every row
+        compact = not self.show_passes
+        # and the item under its rule, leaving the evidence room to read
+        cols = (("Status", "Rule and item", "Observed", "Expected", "Evidence") if compact else
+                ("Status", "Rule", "Item", "Observed", "Expected", "Evidence", "Remediation"))
         out(_head(caption, *cols))
         for f in findings:
             status = (
@@ -429,11 +556,23 @@ class HtmlRenderer:
             holds = f"holds: {_e(said)}<br>" if said else ""
             out(
                 f'<tr><td>{status}</td><th scope="row">{holds}{_id(f.rule)}'
-                f'<br><span class="muted small">{_e(f.level)}</span></th><td>{_id(f.item) if f.item else ""}</td>'
-                f"<td>{_e(f.observed if f.observed is not None else '')}</td><td>{_e(f.expected)}</td>"
-                f'<td class="ev">{self._evidence(f)}</td><td class="ev">{_prose(f.remediation)}</td></tr>\n'
+                f'<br><span class="muted small">{_e(f.level)}</span>'
+                + ((f"<br>{_ids(f.item)}" if f.item else "") + "</th>" if compact else
+                   f'</th><td>{_ids(f.item) if f.item else ""}</td>')
+                + f"<td>{_e(f.observed if f.observed is not None else '')}</td><td>{_e(f.expected)}</td>"
+                + (f'<td class="ev">{self._evidence(f)}{self._fix_ref(f)}</td></tr>\n' if compact else
+                   f'<td class="ev">{self._evidence(f)}</td><td class="ev">{_prose(f.remediation)}</td></tr>\n')
             )
         out("</tbody></table>\n")
+
+    @staticmethod
+    def _fix_ref(f: Finding) -> str:
+        """Where a compact row's fix is: under "What to fix" (an unwaived problem), or here."""
+        if not f.remediation:
+            return ""
+        if f.status in PROBLEMS and not f.waived:
+            return '<br><a class="small" href="#to-fix">fix: see What to fix</a>'
+        return f"<br><strong>Fix:</strong> {_prose(f.remediation)}"
 
     @staticmethod
     def _evidence(f: Finding) -> str:

@@ -87,9 +87,11 @@ class _Capped:
 
 
 class MarkdownRenderer:
-    def __init__(self, *, max_chars: int = MAX_CHARS, show_passes: bool = False, **_: object) -> None:
+    def __init__(self, *, max_chars: int = MAX_CHARS, show_passes: bool = False, show_folded: bool = False,
+                 **_: object) -> None:
         self.max_chars = max_chars
         self.show_passes = show_passes
+        self.show_folded = show_folded and not show_passes  # the passes, one row per rule
 
     def render(self, report: Report, stream: TextIO) -> None:
         w = _Capped(self.max_chars)
@@ -147,6 +149,8 @@ class MarkdownRenderer:
 
         if len(cov.subject_names(report)) > 1:
             self._subject_lines(report, w, self.show_passes)
+        if self.show_folded:
+            self._passes_folded(report, w)
         order = {st: i for i, st in enumerate(STATUS_ORDER)}
         problems = sorted(
             (f for f in report.findings if f.status in (Status.FAIL, Status.ERROR, Status.WARN)),
@@ -262,37 +266,58 @@ class MarkdownRenderer:
             )
 
     @staticmethod
+    def _passes_folded(report: Report, w: _Capped) -> None:
+        """``--show folded``: the passes, one row per rule with its subjects and values seen."""
+        from validator.renderers.auditor import fold_passes
+
+        folds = fold_passes(report.findings)
+        if not folds:
+            return
+        w("#### Passed, folded by rule\n\n| rule | subjects | passes | values seen |\n|---|---:|---:|---|\n")
+        for i, f in enumerate(folds):
+            row = f"| {code(f.rule)} | {f.subject_count} | {f.verdicts} | {cell(f.values())} |\n"
+            if not w.fits(row, _RESERVE * 2):
+                w(f"| … {len(folds) - i} more rules | | | |\n")
+                break
+            w(row)
+        w("\n")
+
+    @staticmethod
     def _subject_lines(report: Report, w: _Capped, show_passes: bool = False) -> None:
         """One row per subject with problems, worst first; the rest counted in one row (one
         row each with ``--show passes``)."""
+        from validator.renderers.auditor import node_facts
         from validator.renderers.problems import subject_lines
 
         lines = subject_lines(report)
         bad = [ln for ln in lines if ln.bad]
         good = [ln for ln in lines if not ln.bad]
+        ages = {n.name: n.age_text for n in node_facts(report)}  # beside each node: its facts' age
         w(
             f"#### Subjects: {len(bad)} of {len(lines)} with problems\n\n"
-            "| | subject | findings | rules with problems |\n|---|---|---|---|\n"
+            "| | subject | findings | rules with problems | facts age |\n|---|---|---|---|---|\n"
         )
         for i, ln in enumerate(bad):
             rules = ", ".join(code(r) for r in ln.rules[:4]) + (
                 f" and {len(ln.rules) - 4} more" if len(ln.rules) > 4 else "")
-            row = f"| {ICON[ln.outcome]} {ln.outcome} | {cell(ln.name)} | {cell(ln.counts_text())} | {rules} |\n"
+            row = (f"| {ICON[ln.outcome]} {ln.outcome} | {cell(ln.name)} | {cell(ln.counts_text())} | {rules} | "
+                   f"{cell(ages.get(ln.name, ''))} |\n")
             if not w.fits(row, _RESERVE * 2):
-                w(f"| | … {len(bad) - i} more subjects with problems | | |\n")
+                w(f"| | … {len(bad) - i} more subjects with problems | | | |\n")
                 break
             w(row)
         if good and show_passes:
             for i, ln in enumerate(good):
-                row = f"| {ICON['pass']} pass | {cell(ln.name)} | {cell(ln.counts_text())} | |\n"
+                row = (f"| {ICON['pass']} pass | {cell(ln.name)} | {cell(ln.counts_text())} | | "
+                       f"{cell(ages.get(ln.name, ''))} |\n")
                 if not w.fits(row, _RESERVE * 2):
-                    w(f"| | … {len(good) - i} more subjects without problems | | |\n")
+                    w(f"| | … {len(good) - i} more subjects without problems | | | |\n")
                     break
                 w(row)
         elif good:
             n = sum(ln.counts["pass"] for ln in good)
             w(f"| {ICON['pass']} pass | {len(good)} subject{'s' if len(good) != 1 else ''} with no problems | "
-              f"{n} pass | |\n")
+              f"{n} pass | | |\n")
         w("\n")
 
     @staticmethod

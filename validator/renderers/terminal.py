@@ -137,10 +137,11 @@ class TerminalRenderer:
     laid out by rich (bench/terminal_bench.py times both, tests compare their bytes)."""
 
     def __init__(self, *, verbose: bool = False, width: int | None = None, show_passes: bool = False,
-                 reuse: bool = True):
+                 reuse: bool = True, show_folded: bool = False):
         self.verbose = verbose
         self.width = width
         self.show_passes = show_passes
+        self.show_folded = show_folded and not show_passes  # passes one line per rule
         self.reuse = reuse
         self._tables: Tables | None = None  # the rich path's current render's table layouts
 
@@ -206,7 +207,7 @@ class TerminalRenderer:
             # problems first: the verdict, then one line per subject, bad ones first
             console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
             lines = subject_lines(report)
-            self._subjects(console, lines)
+            self._subjects(console, lines, report)
             order = [ln.name for ln in lines if ln.name in by_subject]
         # a lint (and so the pre-commit hook) is quiet by default: its problems, each once with
         # its file:line and fix under "What to do", and one line counting the rest
@@ -218,6 +219,8 @@ class TerminalRenderer:
                 if not rows:
                     continue
             self._subject_table(console, subject, rows)
+        if self.show_folded:
+            self._folded(console, report)
         groups = fix_groups(report)
         if groups:
             console.print("\n[bold]What to do[/] (by rule: MUST failures, MUST errors, SHOULD warnings, waived last)")
@@ -238,9 +241,28 @@ class TerminalRenderer:
         # the verdict is the last line, whole (a terminal wraps it; grep and `tail -1` see one line)
         console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
 
-    def _subjects(self, console: Any, lines: list[SubjectLine]) -> None:
+    @staticmethod
+    def _folded(console: Any, report: Report) -> None:
+        """``--show folded``: the passes, one line per rule with its subjects and values seen."""
+        from validator.renderers.auditor import fold_passes
         from validator.renderers.escape import rich as escape
 
+        folds = fold_passes(report.findings)
+        if not folds:
+            return
+        console.print(f"\n[bold]Passed[/], folded by rule ({sum(f.verdicts for f in folds):,} passes)")
+        for f in folds:
+            values = f.values()
+            console.print(f"[green]PASS  [/] {escape(f.rule)}: {f.verdicts:,} on {f.subject_count:,} "
+                          f"subject{'s' if f.subject_count != 1 else ''}" + (f"; {escape(values)}" if values else ""))
+
+    def _subjects(self, console: Any, lines: list[SubjectLine], report: Report) -> None:
+        from validator.renderers.auditor import node_facts
+        from validator.renderers.escape import rich as escape
+
+        # beside each node: how old its facts were when judged
+        ages = {n.name: (f" (facts {n.age_text}" + ("" if n.age_text.startswith("in the future") else " old") + ")")
+                for n in node_facts(report) if n.age is not None}
         bad = [ln for ln in lines if ln.bad]
         good = [ln for ln in lines if not ln.bad]
         console.print(f"{len(lines)} subjects: {len(bad)} with problems, {len(good)} without")
@@ -248,10 +270,11 @@ class TerminalRenderer:
             rules = ", ".join(ln.rules[:4]) + (f" and {len(ln.rules) - 4} more" if len(ln.rules) > 4 else "")
             style = STYLE.get(Status(ln.outcome), "") if ln.outcome in _STATUS_VALUES else "blue"
             console.print(f"[{style}]{ln.outcome.upper():<6}[/] {escape(ln.name)}: {escape(ln.counts_text())}"
-                          + (f": {escape(rules)}" if rules else ""))
+                          + (f": {escape(rules)}" if rules else "") + escape(ages.get(ln.name, "")))
         if good and self.show_passes:
             for ln in good:
-                console.print(f"[green]{ln.outcome.upper():<6}[/] {escape(ln.name)}: {escape(ln.counts_text())}")
+                console.print(f"[green]{ln.outcome.upper():<6}[/] {escape(ln.name)}: {escape(ln.counts_text())}"
+                              + escape(ages.get(ln.name, "")))
         elif good:
             n = sum(ln.counts["pass"] for ln in good)
             console.print(f"[green]PASS  [/] {len(good)} subject{'s' if len(good) != 1 else ''} with no "

@@ -270,6 +270,9 @@ class Parameter(_Dumps):
     dimension: Literal[QUANTITY_DIMENSIONS + PLAIN_DIMENSIONS]  # type: ignore[valid-type]
     description: str
     source: str
+    # whose figure the default is (the report lists spec-check's own): the spec's, one a cited
+    # source published, spec-check's choice, or none (set per run)
+    reading: Literal["spec", "published", "spec-check", "per-run"]
     label: str | None = None  # how a finding names it ("metric families the platform provides")
     values: dict[str, str] | None = None  # coded list values in words, as a fact's ``values``
 
