@@ -159,3 +159,28 @@ def test_a_quiet_lint_says_why_each_must_was_not_judged() -> None:
     text = _render(r, "terminal")
     assert "Not judged" in text and "pass --set step_time=SECONDS" in text and "CKPT-02" in text, text
     assert text.strip().splitlines()[-1].startswith("INCOMPLETE")
+
+
+def test_a_subject_with_a_must_not_judged_is_never_shown_clean() -> None:
+    """A fleet view lists each subject with an outcome: a host whose MUST requirement got only
+    skips is "not judged" there (HTML badge, Markdown and terminal subject lines), never a
+    pass among the subjects "without problems"."""
+    from dataclasses import replace
+
+    from validator.renderers.coverage import subject_outcome
+    from validator.renderers.problems import subject_lines
+
+    cpu = gpuless()
+    gpu = judged()
+    both = replace(cpu, subjects=(*cpu.subjects, *gpu.subjects), findings=(*cpu.findings, *gpu.findings))
+    assert subject_outcome(list(cpu.findings)) == "not judged"
+    assert subject_outcome(list(gpu.findings)) == "pass"
+    lines = {ln.name: ln for ln in subject_lines(both)}
+    assert lines["cpu-host"].outcome == "not judged" and lines["cpu-host"].bad
+    assert lines["gpu-host"].outcome == "pass" and not lines["gpu-host"].bad
+    html = _render(both, "html")
+    assert '<span class="st not judged">not judged</span>' in html
+    md = _render(both, "markdown")
+    assert "❔ not judged | cpu-host" in md
+    term = _render(both, "terminal")
+    assert "NOT JUDGED cpu-host" in term

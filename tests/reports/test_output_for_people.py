@@ -70,7 +70,9 @@ def test_replay_puts_the_bad_hosts_in_the_first_lines(fleet: Path) -> None:
                      head, re.M)
     assert re.search(r"^FAIL +dgx-042: 1 fail: MEM-01.ecc-disabled( \(facts [^)]*\))?$", head, re.M)
     # passes are counted, not listed: no healthy host and no PASS row appears
-    assert re.search(r"^PASS +63 subjects with no problems \(1\d,\d{3} passes; --show passes lists them\)$",
+    # the cluster's own NET-01 (measured pairs) got only skips: not judged, never clean
+    assert re.search(r"^NOT JUDGED cluster: ", r.stdout, re.M)
+    assert re.search(r"^PASS +62 subjects with no problems \(1\d,\d{3} passes; --show passes lists them\)$",
                      r.stdout, re.M)
     assert "dgx-000" not in r.stdout and "dgx-063" not in r.stdout
     assert not re.search(r"^ *PASS +[A-Z]+-\d\d\.", r.stdout, re.M)
@@ -113,10 +115,11 @@ def test_markdown_opens_with_the_subjects(fleet_result: Path) -> None:
     r = run("report", fleet_result, "--format", "markdown")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    start = lines.index("#### Subjects: 2 of 65 with problems")
-    rows = lines[start + 4:start + 7]
+    start = lines.index("#### Subjects: 3 of 65 with problems")
+    rows = lines[start + 4:start + 8]
     assert rows[0].startswith("| ❌ fail | dgx-017 | 2 fail |") and rows[1].startswith("| ❌ fail | dgx-042 |")
-    assert rows[2].startswith("| ✅ pass | 63 subjects with no problems |")
+    assert rows[2].startswith("| ❔ not judged | cluster |")  # its NET-01 got only skips
+    assert rows[3].startswith("| ✅ pass | 62 subjects with no problems |")
     listed = run("report", fleet_result, "--format", "markdown", "--show", "passes").stdout
     assert re.search(r"^\| ✅ pass \| dgx-000 \| \d+ pass, \d+ skip \| \| [^|]* \|$", listed, re.M)
     assert "| ✅ pass | dgx-063 |" in listed

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from validator.report.model import Finding, JSONValue, Report, summarize
 
-# Worst first; "waived" ranks below the problems it hides, above a clean pass.
-OUTCOMES = ("fail", "error", "warn", "waived", "pass", "skip", "none")
+# Worst first; "waived" ranks below the problems it hides, above a clean pass. "not judged"
+# (a subject with a MUST requirement whose findings are all skips) is never shown as a pass.
+OUTCOMES = ("fail", "error", "not judged", "warn", "waived", "pass", "skip", "none")
 PAIR = re.compile(r"^\s*(?P<a>.+?)\s*(?:->|→)\s*(?P<b>.+?)\s*$")
 _GBPS = {
     "Gb/s": 1.0,
@@ -40,6 +41,20 @@ def outcome(findings: list[Finding]) -> str:
         else:
             seen.add(f.status.value)
     return next((o for o in OUTCOMES if o in seen), "none")
+
+
+def subject_outcome(findings: list[Finding]) -> str:
+    """A subject's outcome: ``outcome`` of its findings, except that a subject with a MUST
+    requirement whose findings on it are all skips is "not judged" unless something worse
+    (a fail or error) stands: it leaves its scope INCOMPLETE, so no view may show it clean."""
+    o = outcome(findings)
+    if o in ("fail", "error"):
+        return o
+    skipped: dict[str, bool] = {}
+    for f in findings:
+        if f.level == "MUST":
+            skipped[f.requirement] = skipped.get(f.requirement, True) and f.status.value == "skip"
+    return "not judged" if any(skipped.values()) else o
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,7 @@ class HtmlRenderer:
                 f"<td>{_e(n.collected_at or 'not recorded')}</td>"
                 f'<td class="age{" future" if future else ""}">{_e(n.age_text)}</td>'
                 f'<td class="ev">{_e(_source(n.source) or "not recorded")}</td>'
-                f"<td>{badge(cov.outcome(groups.get(n.name, [])))}</td></tr>\n"
+                f"<td>{badge(cov.subject_outcome(groups.get(n.name, [])))}</td></tr>\n"
             )
         write("</tbody></table></section>\n")
 
@@ -372,7 +372,7 @@ class HtmlRenderer:
                 f'<tr><th scope="row"><a href="#{_anchor("s", sub.name)}">{_e(sub.name)}</a></th>'
                 f"<td>{_e(sub.kind)}</td><td><code>{_e(sub.facts_digest or '')}</code></td>"
                 f'<td>{_e(sub.collected_at or "")}</td><td class="ev">{_e(_source(sub.source))}</td>'
-                f"<td>{badge(cov.outcome(mine))}</td></tr>\n"
+                f"<td>{badge(cov.subject_outcome(mine))}</td></tr>\n"
             )
         write("</tbody></table></section>\n")
         write('<section><h2 id="parameters">Parameters</h2>\n')
@@ -526,7 +526,7 @@ class HtmlRenderer:
             rest = [f for f in mine if f.status not in PROBLEMS]
             if not self.show_passes:  # passes and skips are folded by rule under "Passed and skipped"
                 rest = [f for f in rest if f.waived]
-            write(f'<h3 id="{_anchor("s", name)}">{_e(name)} {badge(cov.outcome(mine))}</h3>\n')
+            write(f'<h3 id="{_anchor("s", name)}">{_e(name)} {badge(cov.subject_outcome(mine))}</h3>\n')
             if problems:
                 self._table(write, f"Problems on {name}", problems)
             else:

@@ -49,7 +49,7 @@ td.ev{word-break:break-word;max-width:360px}
 .st{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:11.5px;font-weight:600;
 text-transform:uppercase;white-space:nowrap}
 .st.fail{background:var(--fail)}.st.error{background:var(--error)}.st.warn{background:var(--warn)}
-.st.pass{background:var(--pass)}.st.skip{background:var(--skip)}.st.waived{background:var(--waived)}
+.st.pass{background:var(--pass)}.st.skip{background:var(--skip)}.st.not.judged{background:var(--skip);outline:2px dashed var(--error)}.st.waived{background:var(--waived)}
 .st.none{background:var(--none)}
 .waiver{border-left:3px solid var(--waived);padding-left:6px;margin-top:4px;color:#333}
 .waiver.expired{border-left-color:var(--fail)}
@@ -71,6 +71,7 @@ STATUS_LABEL = {
     "pass": "pass",
     "skip": "skip",
     "waived": "waived",
+    "not judged": "not judged",
     "none": "—",
 }
 

@@ -28,6 +28,7 @@ ICON = {
     "pass": "✅",
     "skip": "➖",  # noqa: RUF001 - an icon, not a minus
     "waived": "🛡️",
+    "not judged": "❔",
     "none": "·",
 }
 MAX_CHARS = 60_000  # GitHub refuses comments over 65,536 characters; the rest is in the JSON result

@@ -53,7 +53,7 @@ class SubjectLine:
 
     @property
     def bad(self) -> bool:
-        return self.outcome in ("fail", "error", "warn", "waived")
+        return self.outcome in ("fail", "error", "not judged", "warn", "waived")
 
     def counts_text(self) -> str:
         parts = [f"{self.counts[k]} {k}" for k in ("fail", "error", "warn") if self.counts[k]]
@@ -73,7 +73,7 @@ def subject_lines(report: Report) -> list[SubjectLine]:
         groups.setdefault(f.subject, []).append(f)
     for name, fs in groups.items():
         line = lines[name]
-        line.outcome = cov.outcome(fs)
+        line.outcome = cov.subject_outcome(fs)
         ranked: dict[str, int] = {}
         for f in fs:
             if f.waived:
