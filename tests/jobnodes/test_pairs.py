@@ -175,8 +175,9 @@ def test_a_baseline_knows_their_failures_as_any_rules(tmp_path: Path) -> None:
     _rc, again = _lint(tmp_path, "again.json", "--baseline", str(tmp_path / "first.json"))
     known = {f["rule"] for f in again["findings"] if f["waiver"] and f["status"] in ("fail", "warn")}
     assert {"PLAT-01.job-gpus-per-node-exceed-node", "NET-02.run-used-sockets"} <= known
+    # a baseline knows errors too (same rule, subject, item and reason): issue 30
     assert again["extra"]["baseline"]["known"] == len([f for f in first["findings"]
-                                                       if f["status"] in ("fail", "warn")])
+                                                       if f["status"] in ("fail", "warn", "error")])
 
 
 def test_lint_run_reads_the_run_folder_once_through_safeio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,7 +97,10 @@ def test_a_trainer_state_nested_5000_deep_is_an_error_and_the_configs_are_still_
 
 def _peak_mib(code: str) -> tuple[str, float]:
     """Run ``code`` in a fresh interpreter: (its stdout, its peak RSS in MiB)."""
-    wrapped = code + "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+    # the child's own peak (VmHWM): ru_maxrss carries the parent's peak across exec, and a
+    # pytest worker that ran other tests first has passed 200 MiB on its own
+    wrapped = code + ("\nprint(next(int(l.split()[1]) for l in open('/proc/self/status') "
+                      "if l.startswith('VmHWM:')) / 1024)")
     r = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     out, _, peak = r.stdout.rstrip().rpartition("\n")

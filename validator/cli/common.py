@@ -84,7 +84,7 @@ def common_options(func: F) -> F:
 def show_option() -> Callable[[F], F]:
     return click.option(
         "--show", "show", multiple=True, type=click.Choice(["passes", "folded"]), metavar="passes|folded",
-        help="`--show passes` also lists every check that passed, one line each, in the terminal and Markdown "
+        help="`--show passes` lists every check that passed, one line each, in the terminal and Markdown "
              "reports (a check of one node lists its passes anyway); `--show folded` folds them into one line "
              "per rule with its count of subjects and range of values (the HTML report's default). JSON and "
              "the other formats always hold every finding.")

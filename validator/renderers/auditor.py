@@ -187,15 +187,11 @@ class Readings:
 
 
 def readings(spec_version: str) -> Readings:
-    """The installed spec's readings of ``spec_version`` (package data, not a user's file)."""
-    from validator.errors import SpecCheckError
-    from validator.rules.spec import load_spec
+    """The installed spec's readings of ``spec_version`` (package data, not a user's file),
+    looked up by the report package (renderers import nothing upstream of it)."""
+    from validator.report.readings import parameter_readings
 
-    try:
-        spec = load_spec(spec_version)
-    except SpecCheckError:
-        return Readings({})
-    return Readings({n: p.reading for n, p in spec.parameters.items()})
+    return Readings(parameter_readings(spec_version))
 
 
 @dataclass

@@ -15,6 +15,8 @@ from validator.renderers.base import holds as holds_text
 from validator.report.model import STATUS_ORDER, Finding, Report, Status
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from validator.renderers.problems import FixGroup, SubjectLine
     from validator.renderers.terminal_tables import Tables
 
@@ -91,7 +93,7 @@ def _jobs(console: object, report: Report) -> None:
         print_(f"  {verdict} {escape(str(j.get('name')))}{also}", soft_wrap=True)
 
 
-def _not_judged(console: Any, report: Report, reqs: tuple[str, ...]) -> None:
+def _not_judged(console: Console, report: Report, reqs: tuple[str, ...]) -> None:
     """Each MUST requirement whose findings were all skips, with every reason its rules gave
     (a quiet lint shows no skip lines): the evidence that would let it be judged."""
     from validator.renderers.escape import rich as escape
@@ -242,7 +244,7 @@ class TerminalRenderer:
         console.print(f"[{style}]{escape(verdict)}[/]" + (f" {escape(note)}" if note else ""), soft_wrap=True)
 
     @staticmethod
-    def _folded(console: Any, report: Report) -> None:
+    def _folded(console: Console, report: Report) -> None:
         """``--show folded``: the passes, one line per rule with its subjects and values seen."""
         from validator.renderers.auditor import fold_passes
         from validator.renderers.escape import rich as escape

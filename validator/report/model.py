@@ -478,11 +478,14 @@ def summarize(findings: tuple[Finding, ...] | list[Finding]) -> Summary:
     for f in findings:
         st = f.status
         counts[st.value] += 1
+        # a folded finding stands for many hosts' verdicts under the cluster's name: kept
+        # apart from the cluster's own findings, so the hosts' passes cannot judge them
+        subject = f.subject if f.folded is None else f"{f.subject}\x1ffolded"
         if st is skip:
             if f.level == must:
-                skipped[(f.subject, f.requirement)] = f.requirement
+                skipped[(subject, f.requirement)] = f.requirement
             continue
-        judged.add((f.subject, f.requirement))
+        judged.add((subject, f.requirement))
         if f.against_verdict:
             problems = True
     not_judged = tuple(dict.fromkeys(r for k, r in skipped.items() if k not in judged))
