@@ -39,6 +39,8 @@ RELEASED_SHAPES: dict[str, tuple[str, str]] = {
     "spec-check/result/1": ("0.1.0", "sha256:55b9cbdb543412a90dfe2972e6a76cecf479abd36b1d444126f703f4fce459b7"),
     "spec-check/facts/2": ("0.2.0", "sha256:a2778d48bfff5d736e418bdeeb510c1d5a8dc16edf127b1b751c51a6ae590da8"),
     "spec-check/result/2": ("0.2.0", "sha256:0ca052ce1f9581bd5ae243e805e6fb9398d224f5879d02d54f513b4fb0e6f873"),
+    "spec-check/facts/3": ("0.3.0", "sha256:4cad20f2f3590569184896cd0e7b5c9a72c9c951be0391e806d64bb2222c71de"),
+    "spec-check/result/3": ("0.3.0", "sha256:93d42d0b25b483588da0416a7504c7d4eb652a56f5f90068513cba67a13f22ea"),
 }
 
 FACTS_READABLE = ("spec-check/facts/1", "spec-check/facts/2", FACTS_SCHEMA)
