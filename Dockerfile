@@ -2,10 +2,10 @@
 # reading the host's /sys, /proc and root filesystem mounted under /host, and the GPU
 # driver through NVML (libnvidia-ml, which the NVIDIA container runtime mounts in).
 #
-#   docker build -t spec-check:0.3.0 .
+#   docker build -t spec-check:0.4.0.dev0 .
 #   docker run --rm --network host --pid host \
 #     -v /sys:/host/sys:ro -v /proc:/host/proc:ro -v /:/host/root:ro \
-#     --gpus all spec-check:0.3.0
+#     --gpus all spec-check:0.4.0.dev0
 #
 # docs/deploy.md explains each mount and flag (Kubernetes DaemonSet, pool Job, Slurm).
 
@@ -20,7 +20,7 @@ RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 FROM python:3.12-slim
 LABEL org.opencontainers.image.title="training-spec-check" \
       org.opencontainers.image.description="Check GPU training nodes against the 2026 large-scale training specification" \
-      org.opencontainers.image.version="0.3.0" \
+      org.opencontainers.image.version="0.4.0.dev0" \
       org.opencontainers.image.source="https://github.com/spec-check/spec-check" \
       org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /dist/ /tmp/dist/
