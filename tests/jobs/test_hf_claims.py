@@ -87,7 +87,10 @@ def test_ckpt02_says_the_range_and_the_direction_in_the_default_output(tmp_path:
     p = tmp_path / "train.yaml"
     r = CliRunner().invoke(cli, ["lint", str(p), "--set", "step_time=2s", "--set", "gpu_count=64"],
                            env={"COLUMNS": "300", "NO_COLOR": "1"})
-    line = next(ln for ln in r.stdout.splitlines() if "CKPT-02.interval-far-from-optimum" in ln)
+    # the finding as printed, its wrapped lines joined (a long temporary path wraps it)
+    text = " ".join(r.stdout.split())
+    start = text.index("FAIL CKPT-02.interval-far-from-optimum")
+    line = text[start:text.index("fix:", start)]
     assert "4,583 to 18,331" in line and "too often" in line, line
     # above the range: too rarely
     f = _one(_lint(tmp_path, BASE.replace("save_steps: 500", "save_steps: 50000")), "CKPT-02.interval-far-from-optimum")
