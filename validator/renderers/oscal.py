@@ -26,36 +26,24 @@ by compliance-trestle in tests/reports/test_oscal.py.
 from __future__ import annotations
 
 import json
-import uuid
 from collections import defaultdict
 from typing import TYPE_CHECKING, TextIO
 
 from validator.report.model import Finding, Level, Report, Status, finding_ids
+from validator.report.oscal_catalog import NS, OSCAL_VERSION, text, uid
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
-
-OSCAL_VERSION = "1.0.6"
-NS = "https://github.com/spec-check/spec-check/ns/oscal"  # the namespace of spec-check's props
-_ROOT = uuid.UUID("6f2c7a4e-9d1b-5c3a-8e2f-0b7d4a1c9e55")  # spec-check's own UUIDv5 namespace
-
-
-def uid(*parts: object) -> str:
-    return str(uuid.uuid5(_ROOT, "\x1f".join(str(p) for p in parts)))
 
 
 def prop(name: str, value: object, *, remarks: str | None = None) -> dict[str, JSONValue]:
     """An OSCAL property in spec-check's namespace; OSCAL values are non-empty text with no
     leading or trailing space."""
-    text = " ".join(str(value).split()) or "none"
-    out: dict[str, JSONValue] = {"name": name, "ns": NS, "value": text}
+    shown = " ".join(str(value).split()) or "none"
+    out: dict[str, JSONValue] = {"name": name, "ns": NS, "value": shown}
     if remarks:
         out["remarks"] = remarks
     return out
-
-
-def _text(value: object) -> str:
-    return " ".join(str(value).split()) or "-"
 
 
 def _evidence(f: Finding) -> str:
@@ -65,7 +53,7 @@ def _evidence(f: Finding) -> str:
     if f.expected:
         parts.append(f"expected {f.expected}")
     parts.append(f"read from {where}")
-    return _text("; ".join(parts))
+    return text("; ".join(parts))
 
 
 def _waiver_risk(f: Finding, key: str, observation: str) -> dict[str, JSONValue]:
@@ -76,10 +64,10 @@ def _waiver_risk(f: Finding, key: str, observation: str) -> dict[str, JSONValue]
              f"expires: {w.get('expires') or 'not set'}"]
     return {
         "uuid": uid(key, "risk", w.get("id") or f.rule),
-        "title": _text(f"Waiver {w.get('id') or ''} of {f.rule} on {f.subject}"),
-        "description": _text(f"{f.rule} ({f.requirement}) {f.status.value} on {f.subject} is waived: "
+        "title": text(f"Waiver {w.get('id') or ''} of {f.rule} on {f.subject}"),
+        "description": text(f"{f.rule} ({f.requirement}) {f.status.value} on {f.subject} is waived: "
                              + "; ".join(lines)),
-        "statement": _text(f.message or f.rule),
+        "statement": text(f.message or f.rule),
         "status": "deviation-approved" if active else "deviation-requested",
         "props": [prop("waiver-id", w.get("id") or "unnamed"), prop("active", str(active).lower())],
         "related-observations": [{"observation-uuid": observation}],
@@ -103,7 +91,7 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
             props.append(prop("facts-digest", s.facts_digest))
         if s and s.collected_at:
             props.append(prop("collected", s.collected_at))
-        items.append({"uuid": u, "description": _text(f"{s.kind if s else 'subject'} {name}"), "props": props})
+        items.append({"uuid": u, "description": text(f"{s.kind if s else 'subject'} {name}"), "props": props})
     collected = {s.name: s.collected_at or report.generated_at for s in report.subjects}
 
     observations = []
@@ -117,14 +105,14 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
             props.append(prop("item", f.item))
         observations.append({
             "uuid": o,
-            "title": _text(f"{f.rule} on {f.subject}" + (f" ({f.item})" if f.item else "")),
-            "description": _text(f.message or f.expected or f.rule),
+            "title": text(f"{f.rule} on {f.subject}" + (f" ({f.item})" if f.item else "")),
+            "description": text(f.message or f.expected or f.rule),
             "props": props,
             "methods": ["TEST"],
             "subjects": [{"subject-uuid": subject_uuid[f.subject], "type": "inventory-item"}],
             "collected": collected.get(f.subject, report.generated_at),
             "relevant-evidence": [{"description": _evidence(f)}],
-            **({"remarks": _text(f"what to do: {f.remediation}")} if f.remediation else {}),
+            **({"remarks": text(f"what to do: {f.remediation}")} if f.remediation else {}),
         })
         by_requirement[f.requirement].append((f, o))
         if f.waiver:
@@ -145,15 +133,15 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
             counts[f.status.value] += 1
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
         if not judged:
-            why = "not judged: every rule of it was skipped here (" + _text(pairs[0][0].message) + ")"
+            why = "not judged: every rule of it was skipped here (" + text(pairs[0][0].message) + ")"
         elif against:
-            why = "; ".join(sorted({_text(f"{f.rule} {f.status.value} on {f.subject}") for f in against})[:20])
+            why = "; ".join(sorted({text(f"{f.rule} {f.status.value} on {f.subject}") for f in against})[:20])
         else:
             why = "every judged rule held (or is waived)"
         findings.append({
             "uuid": uid(key, "finding", req),
-            "title": _text(f"{req}: {doc.title if doc else req}"),
-            "description": _text(f"{summary}. {why}"),
+            "title": text(f"{req}: {doc.title if doc else req}"),
+            "description": text(f"{summary}. {why}"),
             "props": [prop("judged", str(judged).lower()),
                       prop("level", doc.level if doc else pairs[0][0].level)],
             "target": {"type": "objective-id", "target-id": req,
@@ -166,8 +154,8 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
     conformant = report.summary.conformant and not must_not_judged
     result: dict[str, JSONValue] = {
         "uuid": uid(key, "result"),
-        "title": _text(f"spec-check {report.command} against spec v{report.spec_version}"),
-        "description": _text(
+        "title": text(f"spec-check {report.command} against spec v{report.spec_version}"),
+        "description": text(
             f"{len(report.subjects)} subject(s) judged by rule pack {report.rule_pack.get('id')} "
             f"({report.rule_pack.get('digest')}); {len(reviewed)} of {len(docs) or len(reviewed)} requirements "
             f"reviewed; verdict {'CONFORMANT' if conformant else 'NOT CONFORMANT'} for the reviewed controls"
@@ -191,9 +179,9 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
     return {"assessment-results": {
         "uuid": uid(key, "document"),
         "metadata": {
-            "title": _text(f"spec-check {report.command} assessment results"),
+            "title": text(f"spec-check {report.command} assessment results"),
             "last-modified": report.generated_at,
-            "version": _text(report.tool_version),
+            "version": text(report.tool_version),
             "oscal-version": OSCAL_VERSION,
             "props": [prop("spec-version", report.spec_version),
                       prop("rule-pack", f"{report.rule_pack.get('id')} {report.rule_pack.get('digest')}")],
@@ -202,7 +190,7 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
         "results": [result],
         "back-matter": {"resources": [{
             "uuid": plan,
-            "title": _text(f"spec-check rule pack {report.rule_pack.get('id')} for spec v{report.spec_version}"),
+            "title": text(f"spec-check rule pack {report.rule_pack.get('id')} for spec v{report.spec_version}"),
             "description": "The assessment plan: the rule pack that judged these controls, and its digest.",
             "props": [prop("digest", report.rule_pack.get("digest"))],
         }]},

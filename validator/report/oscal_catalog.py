@@ -20,12 +20,20 @@ if TYPE_CHECKING:
     from validator.report.model import JSONValue
     from validator.rules.rulemodel import Spec
 
+# shared with the assessment results (renderers/oscal.py): one OSCAL version, one namespace
+# for spec-check's properties, one UUIDv5 root
 OSCAL_VERSION = "1.0.6"
 NS = "https://github.com/spec-check/spec-check/ns/oscal"
-_ROOT = uuid.UUID("6f2c7a4e-9d1b-5c3a-8e2f-0b7d4a1c9e55")
+ROOT_UUID = uuid.UUID("6f2c7a4e-9d1b-5c3a-8e2f-0b7d4a1c9e55")
 
 
-def _text(value: object) -> str:
+def uid(*parts: object) -> str:
+    """A version-5 UUID from ``parts``: the same content gives the same document."""
+    return str(uuid.uuid5(ROOT_UUID, "\x1f".join(str(p) for p in parts)))
+
+
+def text(value: object) -> str:
+    """OSCAL text: no leading, trailing or repeated whitespace, never empty."""
     return " ".join(str(value).split()) or "-"
 
 
@@ -38,8 +46,8 @@ def _value(default: JSONValue) -> list[str]:
     if default is None:
         return []
     if isinstance(default, list):
-        return [_text(v) for v in default] or []
-    return [_text(default)]
+        return [text(v) for v in default] or []
+    return [text(default)]
 
 
 def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, JSONValue]:
@@ -51,10 +59,10 @@ def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, JSONV
             entry: dict[str, JSONValue] = {
                 "id": _param_id(r.id, name),
                 "props": [{"name": "spec-parameter", "ns": NS, "value": name},
-                          {"name": "dimension", "ns": NS, "value": _text(p.dimension)}],
-                "label": _text(p.label or name),
-                "usage": _text(p.description),
-                "remarks": _text(f"default from: {p.source}"),
+                          {"name": "dimension", "ns": NS, "value": text(p.dimension)}],
+                "label": text(p.label or name),
+                "usage": text(p.description),
+                "remarks": text(f"default from: {p.source}"),
             }
             values = _value(p.default)
             if values:
@@ -63,7 +71,7 @@ def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, JSONV
         control: dict[str, JSONValue] = {
             "id": r.id,
             "class": "requirement",
-            "title": _text(r.title),
+            "title": text(r.title),
             "props": [{"name": "level", "ns": NS, "value": str(r.level)},
                       *({"name": "scope", "ns": NS, "value": str(s)} for s in r.scopes)],
             "parts": [
@@ -75,14 +83,14 @@ def catalog(spec: Spec, generated_at: str, tool_version: str) -> dict[str, JSONV
             control["params"] = params
         controls.append(control)
     return {"catalog": {
-        "uuid": str(uuid.uuid5(_ROOT, f"catalog\x1f{spec.spec_version}")),
+        "uuid": uid("catalog", spec.spec_version),
         "metadata": {
-            "title": _text(f"{spec.title} (spec v{spec.spec_version})"),
+            "title": text(f"{spec.title} (spec v{spec.spec_version})"),
             "last-modified": generated_at,
             "version": spec.spec_version,
             "oscal-version": OSCAL_VERSION,
-            "props": [{"name": "generator", "ns": NS, "value": _text(f"spec-check {tool_version}")}],
-            "remarks": _text(spec.status),
+            "props": [{"name": "generator", "ns": NS, "value": text(f"spec-check {tool_version}")}],
+            "remarks": text(spec.status),
         },
         "controls": controls,
     }}
