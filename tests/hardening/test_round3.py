@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import exporters as ex
+from tests.hardening.test_round2 import _one_line  # the one-line exit-2 check every round uses
 from tests.jobs.util import ROOT, spec_check
 
 FACTS = ROOT / "tests" / "fixtures" / "facts"
@@ -34,14 +35,6 @@ DCGM = ('# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n'
         'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1"} 1000\n')
 
 
-def _one_line(r: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert r.returncode == 2, (r.returncode, r.stdout[-300:], r.stderr)
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("spec-check: error: "), r.stderr
-    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 def _mon03(*args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
