@@ -225,9 +225,10 @@ def test_spec_show() -> None:
 def test_help_and_version() -> None:
     r = spec_check("--help")
     assert r.returncode == 0 and "check" in r.stdout and "Exit codes" in r.stdout
-    from validator import __version__
+    from validator.build_info import build_version
 
-    assert spec_check("--version").stdout.strip() == f"spec-check {__version__} (training-spec-check)"
+    # the build, with its commit where known (tests/test_build_info.py)
+    assert spec_check("--version").stdout.strip() == f"spec-check {build_version()} (training-spec-check)"
     assert spec_check("nonsense").returncode == 2
 
 

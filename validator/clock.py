@@ -10,6 +10,12 @@ from datetime import date, datetime, timezone
 from validator.errors import SpecCheckError
 
 
+def pinned() -> bool:
+    """Whether SOURCE_DATE_EPOCH pins the run (its output is then reproducible: the same from
+    every commit whose content is the same, see validator/build_info.py)."""
+    return bool(os.environ.get("SOURCE_DATE_EPOCH"))
+
+
 def now() -> datetime:
     """Now in UTC, or the instant SOURCE_DATE_EPOCH names."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validator import __version__
+from validator import build_info
 from validator.api.options import CheckOptions, OptionsError
 from validator.api.outcome import Outcome
 from validator.api.steps import (
@@ -66,7 +66,7 @@ def probe_document(sysfs: Path, procfs: Path, rootfs: Path, nvml: bool | None = 
         import socket  # the host source names it; this is the fallback
 
         host = socket.gethostname()
-    return new_document("node", str(host), facts, tool_version=__version__, collected_at=now_utc())
+    return new_document("node", str(host), facts, tool_version=build_info.tool_version(), collected_at=now_utc())
 
 
 def recorded_endpoints(docs: list[Document]) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from validator import __version__
+from validator import build_info
 from validator.clock import now_utc
 from validator.errors import SpecCheckError
 
@@ -156,7 +156,7 @@ def evaluate_documents(command: str, built: Built, opts: RunFields, documents: l
     return Report(
         command=command,
         spec_version=ctx.spec.spec_version,
-        tool_version=__version__,
+        tool_version=build_info.tool_version(),
         rule_pack={"id": pack.id, "digest": pack.digest},
         generated_at=now_utc(),
         parameters=describe_parameters(ctx.params),

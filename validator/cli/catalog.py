@@ -178,12 +178,12 @@ def export(spec_version: str, fmt: str, output: Path | None) -> None:
     Example:
       spec-check spec export --format oscal-catalog -o spec-v1.0.oscal.json
     """
-    from validator import __version__
+    from validator.build_info import tool_version
     from validator.clock import now_utc
     from validator.report.oscal_catalog import catalog
     from validator.rules.spec import load_spec
 
-    text = json.dumps(catalog(load_spec(spec_version), now_utc(), __version__), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(catalog(load_spec(spec_version), now_utc(), tool_version()), indent=2, ensure_ascii=False) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

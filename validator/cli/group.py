@@ -7,7 +7,7 @@ import importlib
 
 import click
 
-from validator import DISTRIBUTION, __version__
+from validator import DISTRIBUTION
 from validator.cli.verbs import VERBS
 
 
@@ -54,9 +54,21 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``spec-check 0.4.0.dev0+g1a2b3c4d5e6f (training-spec-check)``: the build, its commit where
+    known (validator/build_info.py, looked up only now); the distribution name tells this
+    tool from the unrelated `spec-check` package."""
+    if not value or ctx.resilient_parsing:
+        return
+    from validator.build_info import build_version
+
+    click.echo(f"spec-check {build_version()} ({DISTRIBUTION})")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-# the distribution name in the line tells this tool from the unrelated `spec-check` package
-@click.version_option(__version__, prog_name="spec-check", message=f"%(prog)s %(version)s ({DISTRIBUTION})")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version and exit.")
 def cli() -> None:
     """Check GPU training clusters and training jobs against the 2026 large-scale
     training specification (spec v1.0).

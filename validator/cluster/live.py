@@ -199,7 +199,7 @@ def run(built: Built, opts: ReportOptions, hosts: list[str], plan: LivePlan, out
 def collect(engine: Transport, hosts: list[str], registry: Registry, plan: LivePlan) -> RunState:
     """Probe, then measure; Ctrl-C (or SIGTERM/SIGHUP) in either phase keeps what was
     gathered, and what was planned but not measured becomes an "interrupted" error."""
-    from validator import __version__
+    from validator import build_info
     from validator.cluster import facts as cfacts
     from validator.cluster.gather import Progress, probe_all
     from validator.cluster.measure.runner import (
@@ -295,7 +295,7 @@ def collect(engine: Transport, hosts: list[str], registry: Registry, plan: LiveP
         docs,
         failures,
         name=plan.cluster_name,
-        tool_version=__version__,
+        tool_version=build_info.tool_version(),
         collected_at=now_utc(),
         pairs=measured,
         collectives=collectives,

@@ -85,14 +85,14 @@ def _cluster_document(
 ) -> tuple[dict[str, JSONValue], dict[str, str], Sequence[str]]:
     """(the cluster document, the hosts recorded as probed with no node document given,
     the hosts): the saved one as these node documents make it, or one built from them."""
-    from validator import __version__
+    from validator import build_info
     from validator.cluster import facts as cfacts
     from validator.cluster.result import check_cluster_name
 
     if cluster_doc is not None:
         return cfacts.replay_document(cluster_doc, nodes)
     check_cluster_name(cluster_name, list(names))
-    doc = cfacts.build(names, nodes, {}, name=cluster_name, tool_version=__version__,
+    doc = cfacts.build(names, nodes, {}, name=cluster_name, tool_version=build_info.tool_version(),
                        collected_at=now_utc(), transport="replay")
     return doc, {}, names
 
@@ -352,7 +352,7 @@ def replay_folded(
     A subject's ``facts_digest`` is ``sha256-file:`` + the SHA-256 of the facts file as read
     (``verify --facts`` accepts it): the canonical digest would serialize every document
     again, as long as parsing it."""
-    from validator import __version__
+    from validator import build_info
     from validator.cluster import facts as cfacts
     from validator.cluster.fleet import FleetEvaluator
     from validator.cluster.result import check_cluster_name, write_fleet_result
@@ -388,7 +388,7 @@ def replay_folded(
     if cluster_doc is None:
         check_cluster_name(cluster_name, names)
         cluster_doc = cfacts.fleet_document(
-            names, table.fields, table.gpu_hosts(), name=cluster_name, tool_version=__version__,
+            names, table.fields, table.gpu_hosts(), name=cluster_name, tool_version=build_info.tool_version(),
             collected_at=now_utc(), transport="replay",
         )
         failures: dict[str, str] = {}

@@ -134,7 +134,7 @@ def read_job(
 
 
 def document(model: JobModel) -> Document:
-    from validator import __version__
+    from validator import build_info
     from validator.clock import now_utc
     from validator.facts.document import new_document, value
     from validator.jobs.recovery_log import NOT_GIVEN
@@ -147,7 +147,7 @@ def document(model: JobModel) -> Document:
         "job",
         model.name,
         facts,
-        tool_version=__version__,
+        tool_version=build_info.tool_version(),
         collected_at=now_utc(),
     )
     texts = getattr(model, "texts", {})

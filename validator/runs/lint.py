@@ -24,7 +24,7 @@ RUN_KEY = "run"  # the document key that carries the read/passed-over listing (n
 
 def add_run(docs: list[dict[str, JSONValue]], runs: tuple[Path, ...],
             logs: tuple[Path, ...]) -> list[dict[str, JSONValue]]:
-    from validator import __version__
+    from validator import build_info
     from validator.clock import now_utc
     from validator.errors import SpecCheckError
     from validator.facts.document import error, new_document, value
@@ -53,7 +53,7 @@ def add_run(docs: list[dict[str, JSONValue]], runs: tuple[Path, ...],
         name = ", ".join(str(r) for r in runs)
         files = [r["file"] for r in ev.read] or [str(runs[0])]
         d = new_document("job", name, {**facts, "job.files": value(files, source="lint --run")},
-                         tool_version=__version__, collected_at=now_utc())
+                         tool_version=build_info.tool_version(), collected_at=now_utc())
         d["errors"] = []
         d[RUN_KEY] = {**listed, "alone": True, NCCL_KEY: ev.nccl}
         return [d]
