@@ -5,12 +5,19 @@
     python scripts/release.py pin COMMIT                            # every pin -> that release commit
     python scripts/release.py version 0.4.0.dev0                    # main moves on
     python scripts/release.py pins                                  # list the pins; exit 1 if one lags
+    python scripts/release.py packs                                 # pack digests; exit 1 if a released one moved
 
 ``version X.Y.Z`` sets ``__version__`` in ``validator/__init__.py`` (hatch reads it from there,
 ``[tool.hatch.version]``), the lines that say the version of the checkout they sit in (the
 ``Dockerfile``'s label and build comment, the ``spec-check --version`` sentence of README.md and
 docs/ci.md), and, for a release (no ``.dev`` part), moves CHANGELOG.md's ``[Unreleased]``
-section under ``## [X.Y.Z] - DATE`` with its compare links.
+section under ``## [X.Y.Z] - DATE`` with its compare links, adds the facts and result shapes
+to ``RELEASED_SHAPES`` and the rule pack versions it first ships to ``RELEASED_PACKS``
+(``validator/rules/released.py``); it refuses when a released pack version's digest moved.
+
+``packs`` lists every bundled rule pack version with its digest: released (in which release),
+unreleased (the next release records it) or changed since its release (exit 1: make a new
+pack version instead).
 
 ``pin COMMIT`` rewrites every install pin to COMMIT: the ``spec-check/spec-check@SHA`` lines
 (README, docs/ci.md, action.yml), the pre-commit example's ``rev:``, the ``git checkout SHA``
@@ -216,6 +223,7 @@ def set_version(version: str, date: str, root: Path = ROOT, shapes: bool = True)
     if ".dev" not in version:
         changed.append(_move_unreleased(version, date, root))
         changed += _record_shapes(root) if shapes else []
+        changed += record_packs(root) if (root / "validator" / "rules" / "released.py").is_file() else []
     return sorted(set(changed))
 
 
@@ -237,6 +245,35 @@ def _record_shapes(root: Path) -> list[str]:
         return []
     path.write_text(text[:end] + "\n" + "\n".join(new) + text[end:], encoding="utf-8")
     return ["validator/versions.py"]
+
+
+def _released_packs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "validator.rules.released", *args], cwd=root, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def record_packs(root: Path) -> list[str]:
+    """A release adds the rule pack versions it first ships to ``RELEASED_PACKS`` (the lines
+    ``python -m validator.rules.released --table`` prints, with this version); it refuses when
+    a released pack version's digest has moved."""
+    r = _released_packs(root, "--table")
+    if r.returncode:
+        raise ReleaseError(f"python -m validator.rules.released: {r.stderr.strip()[-500:]}")
+    return add_released_packs(root, [line for line in r.stdout.splitlines() if line.strip()])
+
+
+def add_released_packs(root: Path, lines: list[str]) -> list[str]:
+    """``lines`` appended to ``RELEASED_PACKS`` in validator/rules/released.py."""
+    if not lines:
+        return []
+    path = root / "validator" / "rules" / "released.py"
+    text = path.read_text(encoding="utf-8")
+    start = re.search(r"^RELEASED_PACKS\b", text, re.M)
+    if start is None:
+        raise ReleaseError("validator/rules/released.py has no RELEASED_PACKS table")
+    end = text.index("\n}\n", start.start())
+    path.write_text(text[:end] + "\n" + "\n".join(lines) + text[end:], encoding="utf-8")
+    return ["validator/rules/released.py"]
 
 
 def _move_unreleased(version: str, date: str, root: Path) -> str:
@@ -289,12 +326,18 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("pin", help="point every install pin at a release commit")
     p.add_argument("commit")
     sub.add_parser("pins", help="list the install pins; exit 1 if one does not name the newest release")
+    sub.add_parser("packs", help="list the rule pack versions and digests; exit 1 if a released one changed")
     args = parser.parse_args(argv)
     try:
         if args.step == "version":
             changed = set_version(args.version, args.date)
         elif args.step == "pin":
             changed = pin(args.commit)
+        elif args.step == "packs":
+            r = _released_packs(ROOT)
+            print(r.stdout, end="")
+            print(r.stderr, end="", file=sys.stderr)
+            return 1 if r.returncode else 0
         else:
             for p_ in find_pins():
                 print(p_)
