@@ -78,6 +78,7 @@ def relabel(doc: dict[str, Any], host: str, number: int) -> dict[str, Any]:
     UUIDs (and a UUID waiver would match several hosts); the first group of each UUID
     gets the host's number as its last two hex digits instead.
     """
+    import hashlib
     import re
 
     text = json.dumps(doc)
@@ -85,8 +86,14 @@ def relabel(doc: dict[str, Any], host: str, number: int) -> dict[str, Any]:
         r"\b(GPU|MIG)-([0-9a-f]{6})[0-9a-f]{2}-", lambda m: f"{m[1]}-{m[2]}{number:02x}-", text
     )
     out: dict[str, Any] = json.loads(text)
-    if "host.hostname" in out.get("facts", {}):
-        out["facts"]["host.hostname"] = {**out["facts"]["host.hostname"], "value": host}
+    facts = out.get("facts", {})
+    if "host.hostname" in facts:
+        facts["host.hostname"] = {**facts["host.hostname"], "value": host}
+    # the machine's identity of its own (a replay holds two hosts with one to be one machine)
+    for name, made in (("host.machine_id", hashlib.md5(host.encode()).hexdigest()),
+                       ("host.board_serial", f"1582{int(hashlib.md5(host.encode()).hexdigest()[:8], 16) % 10**9:09d}")):
+        if isinstance(facts.get(name), dict) and "value" in facts[name]:
+            facts[name] = {**facts[name], "value": made}
     return out
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FACTS_SCHEMA = "spec-check/facts/3"  # 3: GPU error events, error counters, DCGM, scraped telemetry
-RESULT_SCHEMA = "spec-check/result/3"  # 3: each finding's stable "id"; a job finding's fixes (edits) and no_fix; summary.not_judged, coverage.requirements_not_judged and ignored
+FACTS_SCHEMA = "spec-check/facts/4"  # 4: the machine's identity (host.machine_id, host.board_serial); 3: GPU error events, error counters, DCGM, scraped telemetry
+RESULT_SCHEMA = "spec-check/result/4"  # 4: a node subject's probe_version, machine_id and board_serial; 3: each finding's stable "id"; a job finding's fixes (edits) and no_fix; summary.not_judged, coverage.requirements_not_judged and ignored
 DIFF_SCHEMA = "spec-check/diff/1"
 
 # schema version -> (the spec-check release that wrote it, digest of its shape). 0.1.0 is the
@@ -43,8 +43,8 @@ RELEASED_SHAPES: dict[str, tuple[str, str]] = {
     "spec-check/result/3": ("0.3.0", "sha256:93d42d0b25b483588da0416a7504c7d4eb652a56f5f90068513cba67a13f22ea"),
 }
 
-FACTS_READABLE = ("spec-check/facts/1", "spec-check/facts/2", FACTS_SCHEMA)
-RESULT_READABLE = ("spec-check/result/1", "spec-check/result/2", RESULT_SCHEMA)
+FACTS_READABLE = ("spec-check/facts/1", "spec-check/facts/2", "spec-check/facts/3", FACTS_SCHEMA)
+RESULT_READABLE = ("spec-check/result/1", "spec-check/result/2", "spec-check/result/3", RESULT_SCHEMA)
 
 _WHAT = {"facts": ("facts", FACTS_SCHEMA, FACTS_READABLE), "result": ("result", RESULT_SCHEMA, RESULT_READABLE),
          "probe": ("facts", FACTS_SCHEMA, FACTS_READABLE)}  # probe: a live host's facts (cluster)

@@ -163,7 +163,7 @@ def evaluate_documents(command: str, built: Built, opts: RunFields, documents: l
         profile=str(opts.profile) if opts.profile else None,
         selection={"select": list(opts.select), "ignore": list(opts.ignore)},
         subjects=tuple(
-            Subject(d["subject"]["name"], d["subject"]["kind"], digest(d), d.get("collected_at"), src)
+            Subject.of_document(d, digest(d), src)
             for d, src in zip(documents, sources, strict=True)
         ),
         findings=findings,

@@ -146,6 +146,7 @@ def build(
     measure_status: Mapping[str, str] | None = None,
     measured: bool | None = None,
     fields_of: Mapping[str, dict[str, JSONValue]] | None = None,
+    evidence: Mapping[str, dict[str, JSONValue]] | None = None,
 ) -> Document:
     """The cluster facts document; ``documents`` are already re-keyed by address.
 
@@ -154,8 +155,14 @@ def build(
     GPUs (or none counted)"); the rules skip with that reason instead of reporting a missing number.
     ``fields_of``: each host's ``host_fields``, taken as the documents were read (a streamed
     replay keeps these, not the documents); ``documents`` then only says which hosts have one.
+    ``evidence``: each host's ``own_facts`` and ``facts_age`` (``validator.cluster.evidence``),
+    judged here from the documents (as a live run's) where not given.
     """
     probe_seconds = probe_seconds or {}
+    if fields_of is None and evidence is None:
+        from validator.cluster.evidence import judge
+
+        evidence = judge({a: documents.get(a) for a in addresses})
     probes, hosts = [], []
     gpu_hosts = 0
     ok = {"status": value("ok", source=transport or None)}  # one for every host probed (read only)
@@ -166,7 +173,7 @@ def build(
             fields["status"] = error(failures.get(addr, "not probed"), source=transport or None)
         else:
             fields = ok
-            hf = fields_of[addr] if fields_of is not None else host_fields(doc)
+            hf = fields_of[addr] if fields_of is not None else {**host_fields(doc), **evidence[addr]}
             hosts.append(item(addr, hf))
             gpu_hosts += has_gpus(hf)
         if addr in probe_seconds:
@@ -271,6 +278,8 @@ def replay_document(
     saved: Document,
     documents: Mapping[str, JSONValue],
     fields: Mapping[str, dict[str, JSONValue]] | None = None,
+    *,
+    evidence: Mapping[str, dict[str, JSONValue]] | None = None,
 ) -> tuple[Document, dict[str, str], list[str]]:
     """(the saved cluster document as these node documents make it, failures, hosts).
 
@@ -303,6 +312,7 @@ def replay_document(
         probe_seconds=seconds,
         transport=probes.get("source") or "",
         fields_of=fields,
+        evidence=evidence,
     )
     facts = dict(saved["facts"])
     facts.update({k: rebuilt["facts"][k] for k in _REPLAYED})

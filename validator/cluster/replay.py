@@ -81,19 +81,25 @@ def facts_files(paths: tuple[Path, ...]) -> FactsFiles:
 
 
 def _cluster_document(
-    cluster_doc: dict[str, JSONValue] | None, names: Sequence[str], nodes: dict[str, JSONValue], cluster_name: str
+    cluster_doc: dict[str, JSONValue] | None, names: Sequence[str], nodes: dict[str, JSONValue], cluster_name: str,
+    files: dict[str, Path], claims: dict[str, tuple[str, ...]], cluster_file: str | None,
 ) -> tuple[dict[str, JSONValue], dict[str, str], Sequence[str]]:
     """(the cluster document, the hosts recorded as probed with no node document given,
-    the hosts): the saved one as these node documents make it, or one built from them."""
+    the hosts): the saved one as these node documents make it, or one built from them.
+    Each host's facts are judged for being its own and current (``evidence``) against its
+    file (``files``) and, with a saved cluster document, the fleet it recorded."""
     from validator import build_info
     from validator.cluster import facts as cfacts
+    from validator.cluster.evidence import judge, recorded_hosts
     from validator.cluster.result import check_cluster_name
 
+    recorded = recorded_hosts(cluster_doc) if cluster_doc is not None else None
+    evidence = judge(nodes, files, claims=claims, recorded=recorded, recorded_file=cluster_file)
     if cluster_doc is not None:
-        return cfacts.replay_document(cluster_doc, nodes)
+        return cfacts.replay_document(cluster_doc, nodes, evidence=evidence)
     check_cluster_name(cluster_name, list(names))
     doc = cfacts.build(names, nodes, {}, name=cluster_name, tool_version=build_info.tool_version(),
-                       collected_at=now_utc(), transport="replay")
+                       collected_at=now_utc(), transport="replay", evidence=evidence)
     return doc, {}, names
 
 
@@ -128,6 +134,7 @@ def replay_facts(
 ) -> Outcome:
     """``--facts``, itemized: every document in memory, every verdict its own finding."""
     from validator.cluster import facts as cfacts
+    from validator.cluster.evidence import names_of
     from validator.cluster.result import write_result
 
     docs: list[tuple[dict[str, JSONValue], Path]] = []
@@ -150,7 +157,10 @@ def replay_facts(
         for (d, _), name in zip(docs, names, strict=True)
     }
     saved = cluster_doc is not None
-    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name)
+    files = {name: f for (_, f), name in zip(docs, names, strict=True)}
+    claims = {name: names_of(d) for (d, _), name in zip(docs, names, strict=True)}
+    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name, files, claims,
+                                                     cluster_file)
     if saved:
         from validator.cluster.saved import check_fleet
 
@@ -196,6 +206,7 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
     with its values patched in, and only the rules that read them are evaluated."""
     import hashlib
 
+    from validator.cluster.evidence import identity_of, names_of
     from validator.cluster.shapes import ROLE_COLLECTED, ROLE_HOSTNAME, ROLE_NAME, Shapes
     from validator.facts.document import parse, read_raw
 
@@ -229,8 +240,10 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
                 rest = shape.rest
             if shape.older is not None:
                 older.append((f, shape.older))
+            machine_id, serial, uuids = identity_of(facts)
             records.append((start + k, name, digest, shape.role(found, ROLE_COLLECTED, shape.collected),
-                            (hostname, rest), itemized))
+                            (hostname, rest), itemized,
+                            ((name, hostname), shape.tool_version, machine_id, serial, uuids)))
             continue
         doc = _checked(parse(raw, str(f)), f)
         subject = doc["subject"]
@@ -252,7 +265,9 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
             wide = shapes.widen(learnt, raw)
             if wide is not None:
                 wide.affected = ev.affected(wide.paths, wide.trace)
-        records.append((start + k, name, digest, doc.get("collected_at"), fields, itemized))
+        machine_id, serial, uuids = identity_of(doc["facts"])
+        records.append((start + k, name, digest, doc.get("collected_at"), fields, itemized,
+                        (names_of(doc), doc.get("tool_version"), machine_id, serial, uuids)))
     folds, ev.folds = ev.folds, {}
     return records, clusters, folds, older
 
@@ -354,6 +369,7 @@ def replay_folded(
     again, as long as parsing it."""
     from validator import build_info
     from validator.cluster import facts as cfacts
+    from validator.cluster.evidence import Ledger, label_of, now_of_run, recorded_hosts
     from validator.cluster.fleet import FleetEvaluator
     from validator.cluster.result import check_cluster_name, write_fleet_result
     from validator.errors import SpecCheckError
@@ -365,7 +381,11 @@ def replay_folded(
     cluster_at: int | None = None  # the cluster document's place among the files
     cluster_file: str | None = None
     older: list[tuple[Path, JSONValue]] = []
+    ledger = Ledger()
     for chunk_records, clusters, chunk_folds, chunk_older in _chunks(built, opts, files, ev):
+        base = len(table.names)
+        for i, (pos, name, digest, _, _, _, (claims, _, machine_id, _, uuids)) in enumerate(chunk_records):
+            ledger.add(base + i, name, files[pos], claims, digest, uuids, machine_id)
         table.add(chunk_records)
         older.extend(chunk_older)
         for pos, f, doc in clusters:
@@ -383,7 +403,14 @@ def replay_folded(
                 mine.merge(fold)
     ev.folds = folds
     names = table.final_names(lambda read: host_names(read, _Skipping(files, cluster_at)))
-    subjects = HostSubjects(names, table.digests, table.collected, files=_Skipping(files, cluster_at))
+    if cluster_doc is not None:  # hosts that are no entry of the fleet it recorded
+        recorded = frozenset(recorded_hosts(cluster_doc))
+        for k, name in enumerate(names):
+            if name not in recorded:
+                ledger.outside(k, name, cluster_file)
+    table.judged(ledger.finish(label_of(names, _Skipping(files, cluster_at))), now_of_run())
+    subjects = HostSubjects(names, table.digests, table.collected, files=_Skipping(files, cluster_at),
+                            identity=table.identity)
     label = f"replay:{','.join(map(str, paths))}"
     if cluster_doc is None:
         check_cluster_name(cluster_name, names)

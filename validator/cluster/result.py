@@ -139,7 +139,7 @@ def _fold_live(
     names = [d["subject"]["name"] for d in node_docs]
     findings: list[Finding] = []
     subjects = tuple(
-        Subject(n, Scope.NODE, digest(d), d.get("collected_at"), f"{transport}:{n}")
+        Subject.of_document(d, digest(d), f"{transport}:{n}", name=n)
         for n, d in zip(names, node_docs, strict=True)
     )
     for i, d in enumerate(node_docs):
@@ -161,6 +161,10 @@ def _fold_live(
 
 
 PROBE_RULE = "PLAT-02.host-not-probed"
+# the cluster rules whose verdict on an item of cluster.probes or cluster.hosts is that
+# host's own (subject: the host): whether it was probed, and whether its facts are its own
+# and current (validator/cluster/evidence.py)
+HOST_RULES = frozenset({PROBE_RULE, "PLAT-02.facts-not-own", "PLAT-02.facts-stale"})
 
 
 def fleet_report(
@@ -213,14 +217,14 @@ def fleet_report(
         group = groups.members.get((fact_of.get(f.rule, ""), f.item)) if f.item is not None else None
         if group is not None:  # a value group's verdict: each member's
             members: Sequence[tuple[str, int]] = group
-        elif f.rule == PROBE_RULE and f.item:  # probes not grouped: one host's
+        elif f.rule in HOST_RULES and f.item:  # probes not grouped: one host's
             members = [(f.item, -1)]
         else:
             kept.append(f)
             continue
         for name, k in members:
             # each probed host's probe pass folds at once (not re-homed first: one finding a host)
-            i = number(name, k) if f.rule == PROBE_RULE and f.status in (Status.PASS, Status.SKIP) else None
+            i = number(name, k) if f.rule in HOST_RULES and f.status in (Status.PASS, Status.SKIP) else None
             if i is not None:
                 ev.fold(i, f)
             else:
@@ -263,15 +267,15 @@ def write_fleet_result(args: list[Any], aligned: bool = False) -> Any:  # Any: f
 def per_host(report: Report, failures: dict[str, str], transport: str) -> Report:
     """A host's probe finding belongs to that host: subject = the host, not the cluster.
 
-    The engine gives ``PLAT-02.host-not-probed`` one finding per item of the cluster
-    subject; here each becomes the host's own (and failed hosts are listed as subjects),
+    The engine gives ``PLAT-02.host-not-probed`` (and each of ``HOST_RULES``) one finding per
+    item of the cluster subject; here each becomes the host's own (and failed hosts are listed as subjects),
     so a report grouped by subject shows an unreachable host as an error on that host.
     """
     from validator.report.model import Finding, Subject
 
     findings = tuple(
         replace(f, subject=f.item, item=None)
-        if f.rule == "PLAT-02.host-not-probed" and f.item
+        if f.rule in HOST_RULES and f.item
         else f
         for f in report.findings
     )

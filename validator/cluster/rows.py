@@ -17,6 +17,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias, overload
 
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
     from validator.report.model import Finding, JSONValue, Subject
 
 # what ``replay._read_chunk`` records of a host: (position, name, file digest, collected_at,
-# (hostname, the other PLAT-02 values), itemized findings)
-HostRecord: TypeAlias = "tuple[int, str, bytes, JSONValue, tuple[str, dict[str, JSONValue]], list[Finding]]"
+# (hostname, the other PLAT-02 values), itemized findings, (the names its document gives its
+# host, the probe's tool_version, machine ID, board serial, GPU UUIDs))
+HostRecord: TypeAlias = ("tuple[int, str, bytes, JSONValue, tuple[str, dict[str, JSONValue]], list[Finding], "
+                         "tuple[tuple[str, ...], JSONValue, str | None, str | None, tuple[str, ...]]]")
 
 
 class StringTable(Made):
@@ -95,8 +98,8 @@ class HostTable:
     the name. Itemized findings (a failing host's) are kept as they come; a host with
     none keeps nothing for them."""
 
-    __slots__ = ("_final", "_hostnames", "_itemized", "_key", "_rests", "_same", "collected", "digests",
-                 "names", "rest_ids")
+    __slots__ = ("_ages", "_final", "_hostnames", "_itemized", "_key", "_now", "_problems", "_rests", "_same",
+                 "collected", "digests", "machine_ids", "names", "probe_versions", "rest_ids", "serials")
 
     def __init__(self) -> None:
         self.names = StringTable()
@@ -109,12 +112,20 @@ class HostTable:
         self._hostnames: dict[int, str] = {}
         self._itemized: list[tuple[int, list[Finding]]] = []
         self._final: Sequence[str] = ()
+        # the machine's identity as its document recorded it ("" where unread), and the
+        # spec-check that probed it (one str per distinct version)
+        self.probe_versions: list[JSONValue] = []
+        self.machine_ids = StringTable()
+        self.serials = StringTable()
+        self._problems: dict[int, str] = {}  # host number -> why its facts are not its own
+        self._now: datetime | None = None
+        self._ages: dict[JSONValue, dict[str, JSONValue]] = {}
 
     def add(self, records: list[HostRecord]) -> None:
         """A chunk's records (position, name, digest, collected_at, (hostname, PLAT-02
         values), itemized findings): its hosts share value dicts, each looked up once."""
         seen: dict[int, int] = {}  # id of a chunk's value dict -> its number (records hold them)
-        for _, name, digest, collected, (hostname, rest), itemized in records:
+        for _, name, digest, collected, (hostname, rest), itemized, ident in records:
             k = len(self.names)
             r = seen.get(id(rest))
             if r is None:
@@ -130,6 +141,11 @@ class HostTable:
                 collected = self._same.setdefault(collected, collected)
             self.collected.append(collected)
             self.rest_ids.append(r)
+            _, version, machine_id, serial, _ = ident
+            self.probe_versions.append(self._same.setdefault(version, version) if isinstance(version, str)
+                                       else version)
+            self.machine_ids.append(machine_id or "")
+            self.serials.append(serial or "")
             if hostname != name:
                 self._hostnames[k] = hostname
             if itemized:
@@ -147,13 +163,34 @@ class HostTable:
         self._final = names
         return names
 
+    def judged(self, problems: dict[int, str], now: datetime) -> None:
+        """What ``evidence.Ledger.finish`` found (host number -> why its facts are not its
+        own), and this run's clock, for each host's ``own_facts`` and ``facts_age``."""
+        self._problems, self._now = problems, now
+
     def fields(self, k: int) -> dict[str, JSONValue]:
-        """Host k's PLAT-02 fields (``cluster.facts.host_fields``), made when asked for."""
+        """Host k's PLAT-02 fields (``cluster.facts.host_fields``) and its facts' evidence
+        fields (``cluster.evidence``), made when asked for."""
+        from validator.cluster.evidence import age, own_facts
         from validator.facts.document import value
 
         hostname = self._hostnames.get(k)
-        return {"hostname": value(hostname if hostname is not None else self._final[k]),
-                **self._rests[self.rest_ids[k]]}
+        out = {"hostname": value(hostname if hostname is not None else self._final[k]),
+               **self._rests[self.rest_ids[k]]}
+        if self._now is not None:
+            collected = self.collected[k]
+            got = self._ages.get(collected)
+            if got is None:
+                got = self._ages[collected] = age(collected, self._now)
+            out["own_facts"] = own_facts(self._problems.get(k))
+            out["facts_age"] = got
+        return out
+
+    def identity(self, k: int) -> tuple[str | None, str | None, str | None]:
+        """Host k's (probe version, machine ID, board serial), None where not recorded."""
+        version = self.probe_versions[k]
+        return (version if isinstance(version, str) and version else None,
+                self.machine_ids[k] or None, self.serials[k] or None)
 
     def gpu_hosts(self) -> int:
         """How many hosts count GPUs."""
@@ -180,12 +217,13 @@ class HostSubjects(Made):
     host's name where not given). ``+`` another sequence of subjects (the cluster's) gives
     them after the hosts'."""
 
-    __slots__ = ("_collected", "_digests", "_files", "_names", "_tail")
+    __slots__ = ("_collected", "_digests", "_files", "_identity", "_names", "_tail")
 
     def __init__(self, names: Sequence[str], digests: bytes | bytearray, collected: list[JSONValue],
-                 tail: tuple[Subject, ...] = (), files: Sequence[object] | None = None):
+                 tail: tuple[Subject, ...] = (), files: Sequence[object] | None = None,
+                 identity: Callable[[int], tuple[str | None, str | None, str | None]] | None = None):
         self._names, self._digests, self._collected, self._tail = names, digests, collected, tail
-        self._files = files
+        self._files, self._identity = files, identity
 
     def __len__(self) -> int:
         return len(self._names) + len(self._tail)
@@ -195,7 +233,8 @@ class HostSubjects(Made):
 
         digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
         file = self._files[i] if self._files is not None and i < len(self._files) else name
-        return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{file}")
+        ident = self._identity(i) if self._identity is not None else (None, None, None)
+        return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{file}", *ident)
 
     @overload
     def __getitem__(self, i: int) -> Subject: ...
@@ -217,7 +256,8 @@ class HostSubjects(Made):
         yield from self._tail
 
     def __add__(self, other: Iterable[Subject]) -> HostSubjects:
-        return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other), self._files)
+        return HostSubjects(self._names, self._digests, self._collected, (*self._tail, *other), self._files,
+                            self._identity)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (HostSubjects, tuple, list)):

@@ -90,7 +90,7 @@ class Shape:
     and the schema note of an older spec-check)."""
 
     __slots__ = ("adds", "affected", "base", "collected", "facts", "groups", "hostname", "itemized",
-                 "kinds", "older", "paths", "rest", "roles", "segments", "strings", "texts", "trace")
+                 "kinds", "older", "paths", "rest", "roles", "segments", "strings", "texts", "tool_version", "trace")
 
     def __init__(self, segments: list[bytes], groups: list[int], roles: dict[int, int],
                  strings: list[bytes]):
@@ -104,6 +104,7 @@ class Shape:
         self.rest: dict[str, JSONValue] = {}
         self.hostname: str | None = None  # subject.hostname where it is not a slot
         self.collected: str | None = None  # collected_at where it is not a slot
+        self.tool_version: JSONValue = None  # the document's tool_version (the probe's spec-check)
         self.older: dict[str, JSONValue] | None = None
         # a shape with value slots (``widen``): each slot's kind ("s" string, "n" number)
         # and the fact value it holds (fact,) or (fact, item number, field); the facts it
@@ -389,6 +390,7 @@ def widen(a: Shape, b: Shape, b_facts: dict[str, JSONValue]) -> Shape | None:
     wide.paths = [path for path, _ in leaves]
     wide.facts = a.facts
     wide.trace, wide.older, wide.hostname, wide.collected = a.trace, a.older, a.hostname, a.collected
+    wide.tool_version = a.tool_version
     return wide
 
 
@@ -432,6 +434,7 @@ class Shapes:
         if shape is not None:
             shape.facts = doc["facts"]
             shape.hostname, shape.collected = doc["subject"].get("hostname"), doc.get("collected_at")
+            shape.tool_version = doc.get("tool_version")
             self.known.insert(0, shape)
             del self.known[KEEP:]
         return shape

@@ -76,10 +76,23 @@ class NodeFacts:
     collected_at: str | None
     age: timedelta | None
     source: str | None
+    probe_version: str | None = None
+    machine_id: str | None = None
+    board_serial: str | None = None
 
     @property
     def age_text(self) -> str:
         return age_text(self.age)
+
+    @property
+    def machine_text(self) -> str:
+        """The machine's identity as the probe recorded it, or that it did not."""
+        parts = []
+        if self.machine_id:
+            parts.append(f"machine-id {self.machine_id}")
+        if self.board_serial:
+            parts.append(f"board {self.board_serial}")
+        return "; ".join(parts) or "not recorded"
 
 
 def node_facts(report: Report) -> list[NodeFacts]:
@@ -90,7 +103,8 @@ def node_facts(report: Report) -> list[NodeFacts]:
         if sub.kind != Scope.NODE and (sub.kind == Scope.CLUSTER or not sub.collected_at):
             continue
         out.append(NodeFacts(sub.name, str(sub.kind), sub.collected_at,
-                             age(report.generated_at, sub.collected_at), sub.source))
+                             age(report.generated_at, sub.collected_at), sub.source,
+                             sub.probe_version, sub.machine_id, sub.board_serial))
     return out
 
 

@@ -237,7 +237,8 @@ class HtmlRenderer:
         groups = by_subject(report)
         write('<section><h2 id="facts">Facts judged</h2>\n')
         write(_head(f"When each subject's facts were collected and their age at {report.generated_at}",
-                    "Subject", "Collected", "Age", "Facts source", "Outcome", cls="facts"))
+                    "Subject", "Collected", "Age", "Facts source", "Probed by", "Machine", "Outcome",
+                    cls="facts"))
         from validator.renderers.problems import subject_lines
 
         rank = {ln.name: i for i, ln in enumerate(subject_lines(report))}
@@ -260,6 +261,8 @@ class HtmlRenderer:
                 f"<td>{_e(n.collected_at or 'not recorded')}</td>"
                 f'<td class="age{" future" if future else ""}">{_e(n.age_text)}</td>'
                 f'<td class="ev">{_e(_source(n.source) or "not recorded")}</td>'
+                f"<td>{_e(f'spec-check {n.probe_version}' if n.probe_version else 'not recorded')}</td>"
+                f'<td class="ev">{_e(n.machine_text)}</td>'
                 f"<td>{badge(cov.subject_outcome(groups.get(n.name, [])))}</td></tr>\n"
             )
         write("</tbody></table></section>\n")

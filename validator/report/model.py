@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
@@ -420,10 +420,41 @@ class Subject:
     facts_digest: str | None = None
     collected_at: str | None = None
     source: str | None = None  # the facts file, the host address, or "probe"
+    # a node's: the spec-check that probed it (its facts document's tool_version) and the
+    # machine's identity (host.machine_id, host.board_serial) where the probe could read them
+    probe_version: str | None = None
+    machine_id: str | None = None
+    board_serial: str | None = None
+
+    @classmethod
+    def of_document(cls, doc: Mapping[str, Any], facts_digest: str | None, source: str | None,
+                    name: str | None = None) -> Subject:
+        """The subject a facts document describes; a node's with its probe's version and
+        the machine's identity, where its document holds them."""
+        subject = doc["subject"]
+        kind = subject["kind"]
+        if kind != "node":
+            return cls(name or subject["name"], kind, facts_digest, doc.get("collected_at"), source)
+        facts = doc.get("facts") or {}
+
+        def text(fact: str) -> str | None:
+            f = facts.get(fact)
+            v = f.get("value") if isinstance(f, dict) else None
+            return v if isinstance(v, str) and v else None
+
+        version = doc.get("tool_version")
+        return cls(name or subject["name"], kind, facts_digest, doc.get("collected_at"), source,
+                   version if isinstance(version, str) and version else None,
+                   text("host.machine_id"), text("host.board_serial"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "facts_digest": self.facts_digest,
-                "collected_at": self.collected_at, "source": self.source}
+        out = {"name": self.name, "kind": self.kind, "facts_digest": self.facts_digest,
+               "collected_at": self.collected_at, "source": self.source}
+        for key in ("probe_version", "machine_id", "board_serial"):
+            v = getattr(self, key)
+            if v is not None:
+                out[key] = v
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Host facts: hostname, kernel, OS, CPUs, memory, the locked-memory limit, /dev/shm.
+"""Host facts: hostname, machine identity, kernel, OS, CPUs, memory, the locked-memory
+limit, /dev/shm.
 
 Traps this module exists to avoid:
 * The memlock limit is that of what launches training (slurmd, the container runtime,
@@ -12,6 +13,12 @@ Traps this module exists to avoid:
   both are read with the call psutil and socket make there (``sysconf`` and ``uname``),
   without loading either: psutil and socket were a fifth of a ``check``'s start-up, spent
   on two numbers the ``os`` module already has (tests/facts/test_host_live.py compares them).
+* The machine's identity is what a replay holds a facts file to (two hosts with one
+  identity are one machine's facts twice): systemd's ``/etc/machine-id`` (machine-id(5):
+  32 lower-case hex digits; "uninitialized" on a first boot is no identity) and the
+  board's serial number from SMBIOS (``/sys/class/dmi/id/board_serial``, readable by root
+  only). Firmware that was never given a serial says so in words ("Default string", "To
+  be filled by O.E.M."): an error value, never a serial two boards share.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from validator.facts.node.limits import parse_memlock as parse_memlock  # where 
 NAME = "host"
 FACTS = (
     "host.hostname",
+    "host.machine_id",
+    "host.board_serial",
     "host.kernel",
     "host.os",
     "cpu.logical_count",
@@ -42,6 +51,8 @@ def collect(ctx: Context) -> dict[str, Fact]:
     cpuinfo = ctx.procfs / "cpuinfo"
     return {
         "host.hostname": _hostname(ctx),
+        "host.machine_id": _machine_id(ctx.rootfs),
+        "host.board_serial": _board_serial(ctx.sysfs / "class/dmi/id/board_serial"),
         "host.kernel": read_fact(ctx.procfs / "sys/kernel/osrelease"),
         "host.os": _os_release(ctx.rootfs),
         "cpu.logical_count": _cpu_count(ctx, cpuinfo),
@@ -56,6 +67,41 @@ def _hostname(ctx: Context) -> Fact:
     if ctx.live:
         return value(host_name(), source="this host's name (hostname)")
     return read_fact(ctx.procfs / "sys/kernel/hostname")
+
+
+def _machine_id(rootfs: Path) -> Fact:
+    """systemd's machine ID (``/etc/machine-id``; D-Bus's copy where systemd has none)."""
+    problems = []
+    for rel in ("etc/machine-id", "var/lib/dbus/machine-id"):
+        path = rootfs / rel
+        try:
+            text = read(path)
+        except ReadError as exc:
+            problems.append(str(exc))
+            continue
+        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+            return value(text, source=str(path))
+        problems.append(f"{path}: not a machine ID (32 lower-case hex digits): {text[:40]!r}")
+    return error("; ".join(problems), source="machine-id")
+
+
+# what firmware writes where no serial number was ever set (dmidecode prints these as they are)
+_NO_SERIAL = frozenset({"", "default string", "to be filled by o.e.m.", "not specified", "not applicable",
+                        "none", "n/a", "na", "system serial number", "0", "0123456789", "123456789",
+                        "serial#", "unknown", "invalid"})
+
+
+def _board_serial(path: Path) -> Fact:
+    try:
+        text = read(path)
+    except ReadError as exc:
+        why = str(exc)
+        if "ermission denied" in why:  # mode 0400: a probe not run as root
+            why += " (the board serial is readable by root only)"
+        return error(why, source=str(path))
+    if text.strip().lower() in _NO_SERIAL or set(text.strip()) <= {"0", " ", "f", "F", "x", "X"}:
+        return error(f"{path}: no serial set by the firmware ({text!r})", source=str(path))
+    return value(text, source=str(path))
 
 
 def _cpu_count(ctx: Context, cpuinfo: Path) -> Fact:

@@ -1,0 +1,255 @@
+"""Whether each host's facts are its own and current: what a fleet judged from recorded facts
+rests on.
+
+A replay (``cluster --facts``) judges files, not machines. Five files with one digest, one
+GPU UUID in every file, a file named after one host holding another's facts, or facts dated
+2019 (or next year) all read as healthy nodes unless something asks where they came from.
+This module asks, for every host of a fleet (a live run's too):
+
+* **own_facts**: "ok", or an error value naming the files: a facts file whose name is none of
+  the names its document gives its host (subject name or address, reported hostname,
+  ``host.hostname``); a host that is not an entry of the recorded fleet (``cluster.json``);
+  two hosts with one facts digest, one GPU UUID or one machine ID (one machine's facts
+  twice, or a cloned machine ID: either way the hosts cannot be told apart).
+* **facts_age**: the time from the document's ``collected_at`` to this run, rounded up to the
+  hour (hosts probed within one hour share one value, so a large fleet's hosts group); an
+  error value where ``collected_at`` is missing, is not a time, or is more than
+  ``FUTURE_SKEW_S`` after this run's clock.
+
+Rules ``PLAT-02.facts-not-own`` and ``PLAT-02.facts-stale`` (pack v1.2) judge the two fields;
+their findings are each host's own (``cluster.result.HOST_RULES``).
+
+Memory: a 25,000-node replay streams its hosts; what is kept here is 12 bytes per GPU UUID,
+machine ID and digest (a 64-bit hash and the host's number, in arrays) until ``finish``, and
+then the problems alone. The strings themselves are not kept: a 64-bit collision among a
+fleet's 200,000 UUIDs has odds of about 1 in 10^9, and its finding names both files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+from validator.facts.document import error, value
+
+if TYPE_CHECKING:
+    from validator.report.model import JSONValue
+
+FUTURE_SKEW_S = 300  # clocks of NTP-synchronized hosts agree to far less; Kerberos allows 5 minutes
+AGE_SOURCE = "collected_at to this run's clock, rounded up to the hour"
+OK = "ok"
+_SHOWN = 3  # files named in one problem before "and N more"
+
+
+def _key(kind: str, text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{kind}\x00{text}".encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "big")
+
+
+def _short(name: str) -> str:
+    return name.split(".", 1)[0].lower() if not name.replace(".", "").isdigit() else name
+
+
+def _safe(name: str) -> str:
+    """A name as ``cluster --save-facts`` names its file (``result._safe_name``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", name) or "host"
+
+
+def names_of(doc: Mapping[str, JSONValue]) -> tuple[str, ...]:
+    """Every name a node document gives its host: subject name and address, the hostname
+    it reported, and ``host.hostname``'s value."""
+    subject = doc.get("subject") or {}
+    out = [subject.get(k) for k in ("name", "address", "hostname")]
+    host = (doc.get("facts") or {}).get("host.hostname")
+    if isinstance(host, dict):
+        out.append(host.get("value"))
+    return tuple(dict.fromkeys(n for n in out if isinstance(n, str) and n))
+
+
+def identity_of(facts: Mapping[str, JSONValue]) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(machine ID, board serial, GPU UUIDs) of a node document's facts; None where unread."""
+    def text(name: str) -> str | None:
+        f = facts.get(name)
+        v = f.get("value") if isinstance(f, dict) else None
+        return v if isinstance(v, str) and v else None
+
+    uuids: list[str] = []
+    for coll in ("gpu.devices", "amd.devices"):
+        f = facts.get(coll)
+        for m in (f.get("items") or []) if isinstance(f, dict) else []:
+            u = (m.get("fields") or {}).get("uuid") if isinstance(m, dict) else None
+            if isinstance(u, dict) and isinstance(u.get("value"), str) and u["value"]:
+                uuids.append(u["value"])
+    return text("host.machine_id"), text("host.board_serial"), tuple(uuids)
+
+
+def file_names_host(file: PurePath, names: Sequence[str]) -> bool:
+    """Whether a facts file's name (without ``.json``) is one of its host's ``names``, as
+    written, as ``--save-facts`` writes it, or as the short host name."""
+    stem = file.name.removesuffix(".json")
+    if not names:
+        return False
+    wanted = {stem, _short(stem)}
+    return any(n in wanted or _safe(n) == stem or _short(n) in wanted for n in names)
+
+
+def age(collected_at: object, now: datetime) -> dict[str, JSONValue]:
+    """``facts_age``: hours from ``collected_at`` to ``now`` (rounded up), or why not."""
+    if not isinstance(collected_at, str) or not collected_at:
+        return error("the facts document records no collected_at", source="collected_at")
+    try:
+        when = datetime.fromisoformat(collected_at)
+    except ValueError:
+        return error(f'collected_at "{collected_at[:40]}" is not an ISO 8601 time', source="collected_at")
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    seconds = (now - when).total_seconds()
+    if seconds < -FUTURE_SKEW_S:
+        return error(f"collected_at {collected_at} is {_span(-seconds)} after this run's clock "
+                     f"({now.strftime('%Y-%m-%dT%H:%M:%SZ')}): future-dated facts (the clock of the host "
+                     f"that wrote them, or of this machine, is wrong)", source="collected_at")
+    return value(math.ceil(max(seconds, 0.0) / 3600), unit="h", source=AGE_SOURCE)
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:,.0f} days"
+    if seconds >= 7200:
+        return f"{seconds / 3600:,.0f} hours"
+    return f"{seconds / 60:,.0f} minutes"
+
+
+class Ledger:
+    """The fleet's hosts as they are read (``add``, host number ``k`` in file order), then
+    ``finish``: the problems of each host whose facts are not its own, by number."""
+
+    def __init__(self, recorded: Iterable[str] | None = None, recorded_file: str | None = None):
+        self._hashes = array("Q")
+        self._owners = array("I")
+        self._kinds = array("B")  # 0 digest, 1 GPU UUID, 2 machine ID
+        self._problems: dict[int, list[str]] = {}
+        self._recorded = frozenset(recorded) if recorded is not None else None
+        self._recorded_file = recorded_file
+
+    def add(self, k: int, name: str, file: PurePath | None, claims: Sequence[str], digest: bytes | str,
+            uuids: Iterable[str], machine_id: str | None) -> None:
+        """Host ``k``, named ``name`` in the fleet, read from ``file`` (None: probed live)."""
+        if file is not None:
+            if not file_names_host(file, claims):
+                said = ", ".join(f'"{c}"' for c in dict.fromkeys(claims)) or "no host name"
+                self._problem(k, f"{file.name} holds the facts of {said}, not of a host named "
+                                 f'"{file.name.removesuffix(".json")}" (a file named after its host, as '
+                                 f"`cluster --save-facts` writes them, says whose facts it holds)")
+        if self._recorded is not None and name not in self._recorded:
+            self.outside(k, name, self._recorded_file)
+        for kind, texts in ((0, (digest.hex() if isinstance(digest, bytes) else digest,)), (1, uuids),
+                            (2, (machine_id,) if machine_id else ())):
+            for t in texts:
+                self._hashes.append(_key(str(kind), t))
+                self._owners.append(k)
+                self._kinds.append(kind)
+
+    def outside(self, k: int, name: str, recorded_file: str | None) -> None:
+        """Host ``k`` is no entry of the fleet a saved cluster document recorded."""
+        self._problem(k, f"host {name} is not an entry of the recorded fleet"
+                         f"{f' ({recorded_file})' if recorded_file else ''}")
+
+    def _problem(self, k: int, text: str) -> None:
+        self._problems.setdefault(k, []).append(text)
+
+    def finish(self, label: Callable[[int], str]) -> dict[int, str]:
+        """Host number -> why its facts are not its own (hosts whose facts are, absent).
+        ``label(k)``: how a problem names host k ("node07.json (host node07)")."""
+        hashes, owners, kinds = self._hashes, self._owners, self._kinds
+        order = sorted(range(len(hashes)), key=hashes.__getitem__)
+        shared: dict[tuple[int, int], set[int]] = {}  # (host, kind) -> the other hosts sharing one
+        counts: dict[tuple[int, int], int] = {}  # (host, kind) -> how many of its values are shared
+        i, n = 0, len(order)
+        while i < n:
+            j = i + 1
+            while j < n and hashes[order[j]] == hashes[order[i]]:
+                j += 1
+            hosts = {owners[x] for x in order[i:j]}
+            if len(hosts) > 1:
+                kind = kinds[order[i]]
+                for k in hosts:
+                    shared.setdefault((k, kind), set()).update(hosts - {k})
+                    counts[(k, kind)] = counts.get((k, kind), 0) + 1
+            i = j
+        what = {0: ("its facts digest", "its facts digest"), 1: ("a GPU UUID", "GPU UUIDs"),
+                2: ("its machine ID", "its machine ID")}
+        phrases: dict[int, list[str]] = {}
+        for (k, kind) in sorted(shared):
+            others = [label(o) for o in sorted(shared[(k, kind)])]
+            more = f" and {len(others) - _SHOWN} more" if len(others) > _SHOWN else ""
+            one, many = what[kind]
+            count = counts[(k, kind)]
+            thing = one if count == 1 else f"{count} {many}"
+            phrases.setdefault(k, []).append(f"shares {thing} with {', '.join(others[:_SHOWN])}{more}")
+        for k, said in phrases.items():
+            self._problem(k, f"{label(k)} {'; '.join(said)}: one machine's facts twice, or hosts that "
+                             f"cannot be told apart")
+        self._hashes, self._owners, self._kinds = array("Q"), array("I"), array("B")
+        return {k: "; ".join(dict.fromkeys(p)) for k, p in self._problems.items()}
+
+
+def own_facts(problem: str | None) -> dict[str, JSONValue]:
+    """The ``own_facts`` field of a host: "ok", or an error value with its problem."""
+    return _OK if problem is None else error(problem, source="facts files of the fleet")
+
+
+_OK: dict[str, JSONValue] = value(OK, source="facts files of the fleet")
+
+
+def now_of_run() -> datetime:
+    """This run's clock (``validator.clock``: SOURCE_DATE_EPOCH when pinned)."""
+    from validator.clock import now
+
+    return now()
+
+
+def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mapping[str, PurePath] | None = None,
+          *, claims: Mapping[str, Sequence[str]] | None = None, recorded: Iterable[str] | None = None,
+          recorded_file: str | None = None, now: datetime | None = None) -> dict[str, dict[str, JSONValue]]:
+    """``own_facts`` and ``facts_age`` of every host with a document (the whole fleet in
+    memory: a live run, or an itemized replay with ``files``, host -> its facts file, and
+    ``claims``, host -> the names its document gave it as read, before the replay named it)."""
+    from validator.facts.document import digest
+
+    now = now or now_of_run()
+    ledger = Ledger(recorded, recorded_file)
+    hosts = [h for h, d in documents.items() if d is not None]
+    for k, h in enumerate(hosts):
+        doc = documents[h]
+        assert doc is not None
+        machine_id, _, uuids = identity_of(doc.get("facts") or {})
+        file = files.get(h) if files is not None else None
+        said = claims[h] if claims is not None and h in claims else names_of(doc)
+        ledger.add(k, h, file, said if file is not None else (), digest(dict(doc)), uuids, machine_id)
+    problems = ledger.finish(lambda k: _label(hosts[k], files.get(hosts[k]) if files is not None else None))
+    return {h: {"own_facts": own_facts(problems.get(k)), "facts_age": age(documents[h].get("collected_at"), now)}
+            for k, h in enumerate(hosts)}
+
+
+def recorded_hosts(cluster_doc: Mapping[str, JSONValue]) -> tuple[str, ...]:
+    """The hosts a saved cluster document recorded (its ``cluster.probes`` items)."""
+    probes = (cluster_doc.get("facts") or {}).get("cluster.probes") or {}
+    return tuple(m["id"] for m in probes.get("items") or [] if isinstance(m, dict) and isinstance(m.get("id"), str))
+
+
+def _label(name: str, file: PurePath | None) -> str:
+    if file is None:
+        return f"host {name}"
+    return file.name if file.name.removesuffix(".json") == name else f"{file.name} (host {name})"
+
+
+def label_of(names: Sequence[str], files: Sequence[PurePath]) -> Callable[[int], str]:
+    """``Ledger.finish``'s label for a replay whose host k is ``names[k]`` from ``files[k]``."""
+    return lambda k: _label(names[k], files[k])
