@@ -223,6 +223,8 @@ def test_a_checkout_records_its_head_in_results_and_facts(tmp_path: Path) -> Non
     r = run("-m", "validator", "probe", "-o", str(facts), cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(facts.read_text())["tool_version"] == built
+    rejudged = run("-m", "validator", "check", "--facts", str(facts), "--format", "json", cwd=tmp_path, env=env)
+    assert rejudged.returncode in (0, 1) and json.loads(rejudged.stdout)["tool_version"] == built  # read back
     pinned = run("-m", "validator", "check", "--facts", str(FACTS), "--format", "json", cwd=tmp_path,
                  env={**env, "SOURCE_DATE_EPOCH": "1795000000"})
     assert json.loads(pinned.stdout)["tool_version"] == __version__
@@ -258,3 +260,25 @@ def test_help_and_start_up_do_not_look_the_commit_up(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
     data = run_probe(tmp_path, probe, "check", "--facts", str(FACTS), "--format", "json", env=env)
     assert data["loaded"] is True and data["computed"] == 1
+
+
+def test_results_of_two_builds_merge_into_one_that_reads_back(tmp_path: Path) -> None:
+    """The merged result names the build that merged them (a list of versions would not be a
+    tool version) and keeps each input's in merged_from."""
+    result = run("-m", "validator", "check", "--facts", str(FACTS), "--format", "json", cwd=tmp_path,
+                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+    paths = []
+    for label in ("a" * 12, "b" * 12):
+        doc = {**json.loads(result.stdout), "tool_version": f"{__version__}+g{label}"}
+        paths.append(tmp_path / f"{label[0]}.json")
+        paths[-1].write_text(json.dumps(doc))
+    merged = tmp_path / "merged.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # pinned: the merging build records the plain version
+    r = run("-m", "validator", "report", *map(str, paths), "--format", "json", "-o", str(merged), cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(merged.read_text())
+    assert data["tool_version"] == __version__
+    assert [m["tool_version"] for m in data["extra"]["merged_from"]] == [f"{__version__}+g{'a' * 12}",
+                                                                          f"{__version__}+g{'b' * 12}"]
+    again = run("-m", "validator", "report", str(merged), "--format", "markdown", cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from validator import build_info
 from validator.errors import SpecCheckError
 from validator.report.model import Finding, Report, Subject
 
@@ -78,7 +79,7 @@ def merge_reports(items: list[tuple[str, Report]], *, generated_at: str) -> Repo
             else:
                 extra.setdefault(k, v)
     extra["merged_from"] = [
-        {"file": file, "command": rep.command, "generated_at": rep.generated_at,
+        {"file": file, "command": rep.command, "tool_version": rep.tool_version, "generated_at": rep.generated_at,
          "subjects": len(rep.subjects), "conformant": rep.summary.conformant,
          **({"waivers": rep.extra["waivers"]} if "waivers" in rep.extra else {})}
         for file, rep in items
@@ -88,8 +89,9 @@ def merge_reports(items: list[tuple[str, Report]], *, generated_at: str) -> Repo
     return Report(
         command="report",
         spec_version=first.spec_version,
+        # results of several builds: the one that merged them (each input's is in merged_from)
         tool_version=first.tool_version if all(r.tool_version == first.tool_version for _, r in items)
-        else ", ".join(dict.fromkeys(r.tool_version for _, r in items)),
+        else build_info.tool_version(),
         rule_pack=dict(first.rule_pack),
         generated_at=generated_at,
         parameters=parameters,
