@@ -177,11 +177,26 @@ def test_release_packs_lists_them_and_a_release_records_the_new_ones(tmp_path: P
     assert release.add_released_packs(tmp_path, []) == []
 
 
-def test_a_release_refuses_a_changed_released_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def ran(*args: object, **kwargs: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.CompletedProcess([], 1, "", f"error: rule pack v1.1 was released in 0.3.0 as x and is "
-                                                        f"now y: {EDIT_HINT}\n")
+def _tree(dest: Path) -> Path:
+    """The package, spec/ and rules/ of this working tree, copied: what a release edits."""
+    for name in ("validator", "spec", "rules"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
 
-    monkeypatch.setattr(release.subprocess, "run", ran)
+
+def test_a_release_records_its_new_pack_versions_and_refuses_a_changed_one(tmp_path: Path) -> None:
+    """`release.py version X.Y.Z`'s step on a copy of the tree: the unreleased versions (v1.2
+    while this is written) are added with this version; an edited released pack stops it."""
+    tree = _tree(tmp_path / "tree")
+    unreleased = sorted(set(released.current()) - set(RELEASED_PACKS))
+    changed = release.record_packs(tree)
+    assert changed == (["validator/rules/released.py"] if unreleased else [])
+    namespace: dict[str, object] = {}
+    exec(compile((tree / "validator/rules/released.py").read_text(), "released.py", "exec"), namespace)
+    now = released.current()
+    assert namespace["RELEASED_PACKS"] == {**RELEASED_PACKS, **{v: (__version__, now[v]) for v in unreleased}}
+    assert release.record_packs(tree) == []  # recorded once
+    node = tree / "rules" / "v1.1" / "node.yaml"
+    node.write_text(re.sub(r"(\n\s+summary: )(\S)", r"\1edited, \2", node.read_text(), count=1))
     with pytest.raises(release.ReleaseError, match=re.escape(EDIT_HINT)):
-        release.record_packs(ROOT)
+        release.record_packs(tree)

@@ -95,11 +95,7 @@ def main(argv: list[str]) -> int:
     from validator import __version__
 
     digests = current()
-    if argv == ["--table"]:
-        for line in table_lines(digests, __version__):
-            print(line)
-        return 1 if problems(digests) else 0
-    for line in status_lines(digests):
+    for line in table_lines(digests, __version__) if argv == ["--table"] else status_lines(digests):
         print(line)
     for line in problems(digests):
         print(f"error: {line}", file=sys.stderr)
