@@ -208,6 +208,11 @@ def set_version(version: str, date: str, root: Path = ROOT, shapes: bool = True)
     ``RELEASED_SHAPES`` alone, for a repository without validator/versions.py)."""
     if not re.fullmatch(VERSION, version):
         raise ReleaseError(f"version {version!r} is not X.Y.Z or X.Y.Z.devN")
+    packs = (root / "validator" / "rules" / "released.py").is_file()
+    if ".dev" not in version and packs:  # before any edit: a released pack that moved stops the cut
+        r = _released_packs(root)
+        if r.returncode:
+            raise ReleaseError(f"python -m validator.rules.released: {r.stderr.strip()[-500:]}")
     changed = []
     init = root / "validator" / "__init__.py"
     text = init.read_text(encoding="utf-8")
@@ -223,7 +228,7 @@ def set_version(version: str, date: str, root: Path = ROOT, shapes: bool = True)
     if ".dev" not in version:
         changed.append(_move_unreleased(version, date, root))
         changed += _record_shapes(root) if shapes else []
-        changed += record_packs(root) if (root / "validator" / "rules" / "released.py").is_file() else []
+        changed += record_packs(root) if packs else []
     return sorted(set(changed))
 
 

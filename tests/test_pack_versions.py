@@ -200,3 +200,7 @@ def test_a_release_records_its_new_pack_versions_and_refuses_a_changed_one(tmp_p
     node.write_text(re.sub(r"(\n\s+summary: )(\S)", r"\1edited, \2", node.read_text(), count=1))
     with pytest.raises(release.ReleaseError, match=re.escape(EDIT_HINT)):
         release.record_packs(tree)
+    init = (tree / "validator" / "__init__.py").read_text()
+    with pytest.raises(release.ReleaseError, match=re.escape(EDIT_HINT)):  # the cut stops before any edit
+        release.set_version("9.0.0", "2026-12-02", tree)
+    assert (tree / "validator" / "__init__.py").read_text() == init
