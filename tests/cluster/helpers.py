@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +24,15 @@ def run_cluster(
     tmp: Path, *args: str, timeout: float = 300, env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any] | None, str]:
     out = tmp / "result.json"
+    # the clock pinned as conftest pins it, also for a module-scoped fixture (which runs before
+    # the autouse one): a fleet's facts age (PLAT-02.facts-stale) depends on it
+    pinned = {"SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1795000000")}
     p = subprocess.run(
         [sys.executable, "-m", "validator", "cluster", *args, "--format", "json", "-o", str(out)],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env,
+        env={**os.environ, **pinned, **(env or {})},
     )
     result = json.loads(out.read_text()) if out.exists() else None
     return p.returncode, result, p.stderr

@@ -109,9 +109,9 @@ def test_the_auditors_fleet_is_refused_host_by_host(auditor_fleet: Path, mode: s
     for h in hosts[1:]:  # every file but the first holds dgx-h100-01's facts under another name
         assert f'{h}.json holds the facts of "dgx-h100-01"' in v[(OWN, h)][1]
     assert f'holds the facts of' not in v[(OWN, "dgx-h100-01")][1]
-    assert "shares its facts digest with dgx-h100-02.json" in v[(OWN, "dgx-h100-01")][1]
+    assert "shares its facts (the same bytes) with dgx-h100-02.json" in v[(OWN, "dgx-h100-01")][1]
     assert "shares a GPU UUID with" in v[(OWN, "dgx-h100-06")][1]  # GPU0 only
-    assert "facts digest" not in v[(OWN, "dgx-h100-06")][1]
+    assert "same bytes" not in v[(OWN, "dgx-h100-06")][1]
     assert v[(STALE, "dgx-h100-07")][0] == "fail"  # 2019: older than 30 d
     status, message = v[(STALE, "dgx-h100-08")]
     assert status == "error" and "2027-06-01T00:00:00Z" in message and "future-dated" in message

@@ -9,8 +9,10 @@ This module asks, for every host of a fleet (a live run's too):
 * **own_facts**: "ok", or an error value naming the files: a facts file whose name is none of
   the names its document gives its host (subject name or address, reported hostname,
   ``host.hostname``); a host that is not an entry of the recorded fleet (``cluster.json``);
-  two hosts with one facts digest, one GPU UUID or one machine ID (one machine's facts
-  twice, or a cloned machine ID: either way the hosts cannot be told apart).
+  two hosts with one facts file (byte for byte: the same SHA-256, which a folded replay
+  records as the subject's digest; a live run compares its documents' facts digests), one
+  GPU UUID or one machine ID (one machine's facts twice, or a cloned machine ID: either way
+  the hosts cannot be told apart).
 * **facts_age**: the time from the document's ``collected_at`` to this run, rounded up to the
   hour (hosts probed within one hour share one value, so a large fleet's hosts group); an
   error value where ``collected_at`` is missing, is not a time, or is more than
@@ -183,11 +185,11 @@ class Ledger:
                     shared.setdefault((k, kind), set()).update(hosts - {k})
                     counts[(k, kind)] = counts.get((k, kind), 0) + 1
             i = j
-        what = {0: ("its facts digest", "its facts digest"), 1: ("a GPU UUID", "GPU UUIDs"),
+        what = {0: ("its facts (the same bytes)", "its facts"), 1: ("a GPU UUID", "GPU UUIDs"),
                 2: ("its machine ID", "its machine ID")}
         phrases: dict[int, list[str]] = {}
         for (k, kind) in sorted(shared):
-            others = [label(o) for o in sorted(shared[(k, kind)])]
+            others = sorted(label(o) for o in shared[(k, kind)])  # by name: never by argument order
             more = f" and {len(others) - _SHOWN} more" if len(others) > _SHOWN else ""
             one, many = what[kind]
             count = counts[(k, kind)]
@@ -216,11 +218,14 @@ def now_of_run() -> datetime:
 
 
 def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mapping[str, PurePath] | None = None,
-          *, claims: Mapping[str, Sequence[str]] | None = None, recorded: Iterable[str] | None = None,
-          recorded_file: str | None = None, now: datetime | None = None) -> dict[str, dict[str, JSONValue]]:
+          *, claims: Mapping[str, Sequence[str]] | None = None, digests: Mapping[str, bytes] | None = None,
+          recorded: Iterable[str] | None = None, recorded_file: str | None = None,
+          now: datetime | None = None) -> dict[str, dict[str, JSONValue]]:
     """``own_facts`` and ``facts_age`` of every host with a document (the whole fleet in
-    memory: a live run, or an itemized replay with ``files``, host -> its facts file, and
-    ``claims``, host -> the names its document gave it as read, before the replay named it)."""
+    memory: a live run, or an itemized replay with ``files``, host -> its facts file,
+    ``claims``, host -> the names its document gave it as read, before the replay named it,
+    and ``digests``, host -> its file's SHA-256: a replay compares files byte for byte, as a
+    folded one does; a live run, its documents' facts digests)."""
     from validator.facts.document import digest
 
     now = now or now_of_run()
@@ -232,7 +237,8 @@ def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mappin
         machine_id, _, uuids = identity_of(doc.get("facts") or {})
         file = files.get(h) if files is not None else None
         said = claims[h] if claims is not None and h in claims else names_of(doc)
-        ledger.add(k, h, file, said if file is not None else (), digest(dict(doc)), uuids, machine_id)
+        same = digests[h] if digests is not None and h in digests else digest(dict(doc))
+        ledger.add(k, h, file, said if file is not None else (), same, uuids, machine_id)
     problems = ledger.finish(lambda k: _label(hosts[k], files.get(hosts[k]) if files is not None else None))
     return {h: {"own_facts": own_facts(problems.get(k)), "facts_age": age(documents[h].get("collected_at"), now)}
             for k, h in enumerate(hosts)}

@@ -82,7 +82,8 @@ def facts_files(paths: tuple[Path, ...]) -> FactsFiles:
 
 def _cluster_document(
     cluster_doc: dict[str, JSONValue] | None, names: Sequence[str], nodes: dict[str, JSONValue], cluster_name: str,
-    files: dict[str, Path], claims: dict[str, tuple[str, ...]], cluster_file: str | None,
+    files: dict[str, Path], claims: dict[str, tuple[str, ...]], digests: dict[str, bytes],
+    cluster_file: str | None,
 ) -> tuple[dict[str, JSONValue], dict[str, str], Sequence[str]]:
     """(the cluster document, the hosts recorded as probed with no node document given,
     the hosts): the saved one as these node documents make it, or one built from them.
@@ -94,7 +95,7 @@ def _cluster_document(
     from validator.cluster.result import check_cluster_name
 
     recorded = recorded_hosts(cluster_doc) if cluster_doc is not None else None
-    evidence = judge(nodes, files, claims=claims, recorded=recorded, recorded_file=cluster_file)
+    evidence = judge(nodes, files, claims=claims, digests=digests, recorded=recorded, recorded_file=cluster_file)
     if cluster_doc is not None:
         return cfacts.replay_document(cluster_doc, nodes, evidence=evidence)
     check_cluster_name(cluster_name, list(names))
@@ -133,6 +134,8 @@ def replay_facts(
     out: Output[Outcome],
 ) -> Outcome:
     """``--facts``, itemized: every document in memory, every verdict its own finding."""
+    import hashlib
+
     from validator.cluster import facts as cfacts
     from validator.cluster.evidence import names_of
     from validator.cluster.result import write_result
@@ -141,9 +144,11 @@ def replay_facts(
     cluster_doc: dict[str, JSONValue] | None = None
     loaded: list[tuple[Path, dict[str, JSONValue]]] = []
     cluster_file: str | None = None
+    raws: dict[Path, bytes] = {}  # each node file's SHA-256 (evidence: two hosts with one file)
     for f in files:
-        doc, _ = _load(f, cluster_doc)
+        doc, raw = _load(f, cluster_doc)
         loaded.append((f, doc))
+        raws[f] = hashlib.sha256(raw).digest()
         if doc["subject"]["kind"] == "cluster":
             from validator.cluster.saved import check_saved
 
@@ -159,8 +164,9 @@ def replay_facts(
     saved = cluster_doc is not None
     files = {name: f for (_, f), name in zip(docs, names, strict=True)}
     claims = {name: names_of(d) for (d, _), name in zip(docs, names, strict=True)}
+    digests = {name: raws[f] for (_, f), name in zip(docs, names, strict=True)}
     cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name, files, claims,
-                                                     cluster_file)
+                                                     digests, cluster_file)
     if saved:
         from validator.cluster.saved import check_fleet
 
