@@ -73,7 +73,9 @@ def node_doc(name, **gpu):
     return {
         "schema": "spec-check/facts/1",
         "tool_version": "0.1.0",
-        "collected_at": "2026-05-01T00:00:00Z",
+        # collected now, as a real probe's: the run's clock (SOURCE_DATE_EPOCH when pinned)
+        "collected_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH")
+                                                                              or time.time()))),
         "subject": {"kind": "node", "name": "clone"},
         "facts": facts,
     }

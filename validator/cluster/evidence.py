@@ -10,8 +10,8 @@ This module asks, for every host of a fleet (a live run's too):
   the names its document gives its host (subject name or address, reported hostname,
   ``host.hostname``); a host that is not an entry of the recorded fleet (``cluster.json``);
   two hosts with one facts file (byte for byte: the same SHA-256, which a folded replay
-  records as the subject's digest; a live run compares its documents' facts digests), one
-  GPU UUID or one machine ID (one machine's facts twice, or a cloned machine ID: either way
+  records as the subject's digest; a live run has no files, and a replay of what it saved
+  says what it said), one GPU UUID or one machine ID (one machine's facts twice, or a cloned machine ID: either way
   the hosts cannot be told apart).
 * **facts_age**: the time from the document's ``collected_at`` to this run, rounded up to the
   hour (hosts probed within one hour share one value, so a large fleet's hosts group); an
@@ -140,9 +140,10 @@ class Ledger:
         self._recorded = frozenset(recorded) if recorded is not None else None
         self._recorded_file = recorded_file
 
-    def add(self, k: int, name: str, file: PurePath | None, claims: Sequence[str], digest: bytes | str,
+    def add(self, k: int, name: str, file: PurePath | None, claims: Sequence[str], digest: bytes | None,
             uuids: Iterable[str], machine_id: str | None) -> None:
-        """Host ``k``, named ``name`` in the fleet, read from ``file`` (None: probed live)."""
+        """Host ``k``, named ``name`` in the fleet, read from ``file`` (None: probed live) whose
+        SHA-256 is ``digest`` (None: no file)."""
         if file is not None:
             if not file_names_host(file, claims):
                 said = ", ".join(f'"{c}"' for c in dict.fromkeys(claims)) or "no host name"
@@ -151,7 +152,7 @@ class Ledger:
                                  f"`cluster --save-facts` writes them, says whose facts it holds)")
         if self._recorded is not None and name not in self._recorded:
             self.outside(k, name, self._recorded_file)
-        for kind, texts in ((0, (digest.hex() if isinstance(digest, bytes) else digest,)), (1, uuids),
+        for kind, texts in ((0, (digest.hex(),) if digest is not None else ()), (1, uuids),
                             (2, (machine_id,) if machine_id else ())):
             for t in texts:
                 self._hashes.append(_key(str(kind), t))
@@ -225,9 +226,7 @@ def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mappin
     memory: a live run, or an itemized replay with ``files``, host -> its facts file,
     ``claims``, host -> the names its document gave it as read, before the replay named it,
     and ``digests``, host -> its file's SHA-256: a replay compares files byte for byte, as a
-    folded one does; a live run, its documents' facts digests)."""
-    from validator.facts.document import digest
-
+    folded one does)."""
     now = now or now_of_run()
     ledger = Ledger(recorded, recorded_file)
     hosts = [h for h, d in documents.items() if d is not None]
@@ -237,8 +236,8 @@ def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mappin
         machine_id, _, uuids = identity_of(doc.get("facts") or {})
         file = files.get(h) if files is not None else None
         said = claims[h] if claims is not None and h in claims else names_of(doc)
-        same = digests[h] if digests is not None and h in digests else digest(dict(doc))
-        ledger.add(k, h, file, said if file is not None else (), same, uuids, machine_id)
+        ledger.add(k, h, file, said if file is not None else (), digests.get(h) if digests is not None else None,
+                   uuids, machine_id)
     problems = ledger.finish(lambda k: _label(hosts[k], files.get(hosts[k]) if files is not None else None))
     return {h: {"own_facts": own_facts(problems.get(k)), "facts_age": age(documents[h].get("collected_at"), now)}
             for k, h in enumerate(hosts)}

@@ -249,7 +249,7 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
             machine_id, serial, uuids = identity_of(facts)
             records.append((start + k, name, digest, shape.role(found, ROLE_COLLECTED, shape.collected),
                             (hostname, rest), itemized,
-                            ((name, hostname), shape.tool_version, machine_id, serial, uuids)))
+                            (shape.claims(found, facts), shape.tool_version, machine_id, serial, uuids)))
             continue
         doc = _checked(parse(raw, str(f)), f)
         subject = doc["subject"]

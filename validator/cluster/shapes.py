@@ -89,7 +89,7 @@ class Shape:
     document gave (its itemized findings and fold additions, PLAT-02 fields but hostname,
     and the schema note of an older spec-check)."""
 
-    __slots__ = ("adds", "affected", "base", "collected", "facts", "groups", "hostname", "itemized",
+    __slots__ = ("adds", "address", "affected", "base", "collected", "facts", "groups", "hostname", "itemized",
                  "kinds", "older", "paths", "rest", "roles", "segments", "strings", "texts", "tool_version", "trace")
 
     def __init__(self, segments: list[bytes], groups: list[int], roles: dict[int, int],
@@ -105,6 +105,7 @@ class Shape:
         self.hostname: str | None = None  # subject.hostname where it is not a slot
         self.collected: str | None = None  # collected_at where it is not a slot
         self.tool_version: JSONValue = None  # the document's tool_version (the probe's spec-check)
+        self.address: JSONValue = None  # subject.address where it is not a slot
         self.older: dict[str, JSONValue] | None = None
         # a shape with value slots (``widen``): each slot's kind ("s" string, "n" number)
         # and the fact value it holds (fact,) or (fact, item number, field); the facts it
@@ -204,12 +205,26 @@ class Shape:
             field[path[3]] = v
         return facts
 
+    def claims(self, found: list[bytes], facts: dict[str, JSONValue]) -> tuple[str, ...]:
+        """The names the matched file's document gives its host, as
+        ``evidence.names_of`` reads them from a parsed one: subject name, address and
+        hostname, and ``host.hostname``'s value (the host's strings where they are slots)."""
+        fact = facts.get("host.hostname")
+        told = fact.get("value") if isinstance(fact, dict) else None
+        said = (self.role(found, ROLE_NAME), self.role(found, ROLE_ADDRESS, _text(self.address)),
+                self.role(found, ROLE_HOSTNAME, self.hostname), self.role(found, ROLE_FACT_HOSTNAME, _text(told)))
+        return tuple(dict.fromkeys(n for n in said if n))
+
     def role(self, found: list[bytes], role: int, default: str | None = None) -> str | None:
         g = self.roles.get(role)
         if g is None:
             return default
         b = found[g]
         return self.texts[g] if b == self.strings[g] else b.decode("ascii")
+
+
+def _text(v: JSONValue) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 def make(raw: bytes, doc: dict[str, JSONValue], hostname_read: bool) -> Shape | None:
@@ -390,7 +405,7 @@ def widen(a: Shape, b: Shape, b_facts: dict[str, JSONValue]) -> Shape | None:
     wide.paths = [path for path, _ in leaves]
     wide.facts = a.facts
     wide.trace, wide.older, wide.hostname, wide.collected = a.trace, a.older, a.hostname, a.collected
-    wide.tool_version = a.tool_version
+    wide.tool_version, wide.address = a.tool_version, a.address
     return wide
 
 
@@ -434,7 +449,7 @@ class Shapes:
         if shape is not None:
             shape.facts = doc["facts"]
             shape.hostname, shape.collected = doc["subject"].get("hostname"), doc.get("collected_at")
-            shape.tool_version = doc.get("tool_version")
+            shape.tool_version, shape.address = doc.get("tool_version"), doc["subject"].get("address")
             self.known.insert(0, shape)
             del self.known[KEEP:]
         return shape
