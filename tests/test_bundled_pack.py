@@ -43,7 +43,7 @@ def test_the_bundled_pack_gives_the_loaders_objects(rules_version: str | None) -
 
 def test_every_bundled_pack_is_in_the_artefact() -> None:
     data = json.loads(bundled.BUNDLED.read_text(encoding="utf-8"))
-    assert set(data["packs"]) == {"1.0 v1.0", "1.0 v1.1"}
+    assert set(data["packs"]) == {"1.0 v1.0", "1.0 v1.1", "1.0 v1.2"}
     assert set(data["specs"]) == {"1.0"}
 
 

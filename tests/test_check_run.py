@@ -39,7 +39,7 @@ def _run(args: list[str], cwd: Path) -> tuple[int, str, str]:
     (["--facts", str(FACTS), "--scrape", "http://127.0.0.1:9/metrics"], 2, "check: --scrape samples live endpoints"),
     (["--facts", str(FACTS), "-o", "out/none/r.json"], 2, "out/none/r.json"),
     (["--facts", str(FACTS), "--spec-version", "9.9"], 2, 'no spec version "9.9" (known: 1.0)'),
-    (["--facts", str(FACTS), "--rules-version", "0.1"], 2, 'no rule pack "0.1" (bundled: 1.0, 1.1)'),
+    (["--facts", str(FACTS), "--rules-version", "0.1"], 2, 'no rule pack "0.1" (bundled: 1.0, 1.1, 1.2)'),
     (["--facts", str(FACTS), "--dcgm-diag", "1" * 4301], 2, "check: Invalid value for '--dcgm-diag'"),
     (["--format", "bogus"], 2, "check: Invalid value for '--format': 'bogus' is not one of"),
     (["--sysfs", "/nonexistent"], 2, "check: Invalid value for '--sysfs': Directory '/nonexistent' does not exist."),

@@ -38,7 +38,7 @@ def _pack(tmp_path: Path, rules_text: str, *, pack: str = 'id: t\nspec_version: 
 def test_bundled_pack_loads_with_a_stable_digest() -> None:
     a = load_pack(SPEC, CATALOGUE)
     b = load_pack(SPEC, CATALOGUE)
-    assert a.id == "v1.1" and a.digest == b.digest and a.digest.startswith("sha256:")  # spec v1.0's default
+    assert a.id == "v1.2" and a.digest == b.digest and a.digest.startswith("sha256:")  # spec v1.0's default
     assert len(a.rules) >= 30
 
 

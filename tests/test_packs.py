@@ -39,7 +39,7 @@ def test_v1_0_is_unchanged_and_selectable() -> None:
 
 def test_unknown_pack_and_two_packs_are_usage_errors(tmp_path: Path) -> None:
     r = spec_check("rules", "list", "--rules-version", "9.9")
-    assert r.returncode == 2 and 'no rule pack "9.9" (bundled: 1.0, 1.1)' in r.stderr
+    assert r.returncode == 2 and 'no rule pack "9.9" (bundled: 1.0, 1.1, 1.2)' in r.stderr
     assert "Traceback" not in r.stderr
     r = spec_check("check", "--rules-version", "1.0", "--rules", str(rules_dir() / "v1.0"))
     assert r.returncode == 2 and "--rules and --rules-version both name a rule pack" in r.stderr

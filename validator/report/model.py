@@ -448,13 +448,9 @@ class Subject:
                    text("host.machine_id"), text("host.board_serial"))
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "kind": self.kind, "facts_digest": self.facts_digest,
-               "collected_at": self.collected_at, "source": self.source}
-        for key in ("probe_version", "machine_id", "board_serial"):
-            v = getattr(self, key)
-            if v is not None:
-                out[key] = v
-        return out
+        return {"name": self.name, "kind": self.kind, "facts_digest": self.facts_digest,
+                "collected_at": self.collected_at, "source": self.source, "probe_version": self.probe_version,
+                "machine_id": self.machine_id, "board_serial": self.board_serial}
 
 
 @dataclass(frozen=True)
