@@ -42,6 +42,7 @@ from validator.facts.document import error, value
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
+OWN_RULE = "PLAT-02.facts-not-own"  # the rule that reads own_facts (pack v1.2)
 FUTURE_SKEW_S = 300  # clocks of NTP-synchronized hosts agree to far less; Kerberos allows 5 minutes
 AGE_SOURCE = "collected_at to this run's clock, rounded up to the hour"
 OK = "ok"
@@ -51,6 +52,12 @@ _SHOWN = 3  # files named in one problem before "and N more"
 def _key(kind: str, text: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{kind}\x00{text}".encode("utf-8", "surrogatepass"),
                                           digest_size=8).digest(), "big")
+
+
+def uuid_keys(uuids: Iterable[str]) -> bytes:
+    """GPU UUIDs as ``Ledger.add`` keeps them (8 bytes each): what a replay's worker sends
+    back per host instead of the strings."""
+    return b"".join(_key("1", u).to_bytes(8, "big") for u in uuids)
 
 
 def _short(name: str) -> str:
@@ -90,6 +97,16 @@ def identity_of(facts: Mapping[str, JSONValue]) -> tuple[str | None, str | None,
             if isinstance(u, dict) and isinstance(u.get("value"), str) and u["value"]:
                 uuids.append(u["value"])
     return text("host.machine_id"), text("host.board_serial"), tuple(uuids)
+
+
+def file_problem(file: PurePath, claims: Sequence[str]) -> str | None:
+    """Why a facts file's name does not say whose facts it holds (None when it does)."""
+    if file_names_host(file, claims):
+        return None
+    said = ", ".join(f'"{c}"' for c in dict.fromkeys(claims)) or "no host name"
+    return (f"{file.name} holds the facts of {said}, not of a host named "
+            f'"{file.name.removesuffix(".json")}" (a file named after its host, as '
+            f"`cluster --save-facts` writes them, says whose facts it holds)")
 
 
 def file_names_host(file: PurePath, names: Sequence[str]) -> bool:
@@ -134,30 +151,30 @@ class Ledger:
 
     def __init__(self, recorded: Iterable[str] | None = None, recorded_file: str | None = None):
         self._hashes = array("Q")
-        self._owners = array("I")
-        self._kinds = array("B")  # 0 digest, 1 GPU UUID, 2 machine ID
+        self._tags = array("I")  # kind << 30 | host number; kind 0 file digest, 1 GPU UUID, 2 machine ID
         self._problems: dict[int, list[str]] = {}
         self._recorded = frozenset(recorded) if recorded is not None else None
         self._recorded_file = recorded_file
 
-    def add(self, k: int, name: str, file: PurePath | None, claims: Sequence[str], digest: bytes | None,
-            uuids: Iterable[str], machine_id: str | None) -> None:
-        """Host ``k``, named ``name`` in the fleet, read from ``file`` (None: probed live) whose
-        SHA-256 is ``digest`` (None: no file)."""
-        if file is not None:
-            if not file_names_host(file, claims):
-                said = ", ".join(f'"{c}"' for c in dict.fromkeys(claims)) or "no host name"
-                self._problem(k, f"{file.name} holds the facts of {said}, not of a host named "
-                                 f'"{file.name.removesuffix(".json")}" (a file named after its host, as '
-                                 f"`cluster --save-facts` writes them, says whose facts it holds)")
+    def add(self, k: int, name: str, digest: bytes | None, uuids: Iterable[str] | bytes, machine_id: str | None,
+            problem: str | None = None) -> None:
+        """Host ``k``, named ``name`` in the fleet: its facts file's SHA-256 (None: no file, a
+        live run), its GPU UUIDs (or their ``uuid_keys``), its machine ID, and what
+        ``file_problem`` found of its file's name."""
+        if problem is not None:
+            self._problem(k, problem)
         if self._recorded is not None and name not in self._recorded:
             self.outside(k, name, self._recorded_file)
-        for kind, texts in ((0, (digest.hex(),) if digest is not None else ()), (1, uuids),
-                            (2, (machine_id,) if machine_id else ())):
-            for t in texts:
-                self._hashes.append(_key(str(kind), t))
-                self._owners.append(k)
-                self._kinds.append(kind)
+        if k >= 1 << 30:
+            raise ValueError("more than 2**30 hosts")
+        keys = uuid_keys(uuids) if not isinstance(uuids, bytes) else uuids
+        for i in range(0, len(keys), 8):
+            self._hashes.append(int.from_bytes(keys[i : i + 8], "big"))
+            self._tags.append(1 << 30 | k)
+        for kind, text in ((0, digest.hex() if digest is not None else None), (2, machine_id)):
+            if text:
+                self._hashes.append(_key(str(kind), text))
+                self._tags.append(kind << 30 | k)
 
     def outside(self, k: int, name: str, recorded_file: str | None) -> None:
         """Host ``k`` is no entry of the fleet a saved cluster document recorded."""
@@ -170,22 +187,28 @@ class Ledger:
     def finish(self, label: Callable[[int], str]) -> dict[int, str]:
         """Host number -> why its facts are not its own (hosts whose facts are, absent).
         ``label(k)``: how a problem names host k ("node07.json (host node07)")."""
-        hashes, owners, kinds = self._hashes, self._owners, self._kinds
-        order = sorted(range(len(hashes)), key=hashes.__getitem__)
+        hashes, tags = self._hashes, self._tags
         shared: dict[tuple[int, int], set[int]] = {}  # (host, kind) -> the other hosts sharing one
         counts: dict[tuple[int, int], int] = {}  # (host, kind) -> how many of its values are shared
-        i, n = 0, len(order)
-        while i < n:
-            j = i + 1
-            while j < n and hashes[order[j]] == hashes[order[i]]:
-                j += 1
-            hosts = {owners[x] for x in order[i:j]}
-            if len(hosts) > 1:
-                kind = kinds[order[i]]
-                for k in hosts:
-                    shared.setdefault((k, kind), set()).update(hosts - {k})
-                    counts[(k, kind)] = counts.get((k, kind), 0) + 1
-            i = j
+        mask = (1 << 30) - 1
+        # sorted a part at a time (by the hash's top 3 bits): the positions held at once are an
+        # eighth of the fleet's values, not all of them (36 bytes each as a list of ints)
+        for part in range(8):
+            order = sorted((i for i, h in enumerate(hashes) if h >> 61 == part), key=hashes.__getitem__)
+            i, n = 0, len(order)
+            while i < n:
+                j = i + 1
+                while j < n and hashes[order[j]] == hashes[order[i]]:
+                    j += 1
+                if j - i > 1:
+                    hosts = {tags[x] & mask for x in order[i:j]}
+                    if len(hosts) > 1:
+                        kind = tags[order[i]] >> 30
+                        for k in hosts:
+                            shared.setdefault((k, kind), set()).update(hosts - {k})
+                            counts[(k, kind)] = counts.get((k, kind), 0) + 1
+                i = j
+            del order
         what = {0: ("its facts (the same bytes)", "its facts"), 1: ("a GPU UUID", "GPU UUIDs"),
                 2: ("its machine ID", "its machine ID")}
         phrases: dict[int, list[str]] = {}
@@ -199,16 +222,20 @@ class Ledger:
         for k, said in phrases.items():
             self._problem(k, f"{label(k)} {'; '.join(said)}: one machine's facts twice, or hosts that "
                              f"cannot be told apart")
-        self._hashes, self._owners, self._kinds = array("Q"), array("I"), array("B")
+        self._hashes, self._tags = array("Q"), array("I")
         return {k: "; ".join(dict.fromkeys(p)) for k, p in self._problems.items()}
 
 
-def own_facts(problem: str | None) -> dict[str, JSONValue]:
-    """The ``own_facts`` field of a host: "ok", or an error value with its problem."""
+def own_facts(problem: str | None, *, checked: bool = True) -> dict[str, JSONValue]:
+    """The ``own_facts`` field of a host: "ok", or an error value with its problem (or that
+    it was not checked: no selected rule reads it)."""
+    if not checked:
+        return _UNCHECKED
     return _OK if problem is None else error(problem, source="facts files of the fleet")
 
 
 _OK: dict[str, JSONValue] = value(OK, source="facts files of the fleet")
+_UNCHECKED: dict[str, JSONValue] = error(f"not checked: {OWN_RULE} is not selected", source="facts files of the fleet")
 
 
 def now_of_run() -> datetime:
@@ -236,8 +263,8 @@ def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mappin
         machine_id, _, uuids = identity_of(doc.get("facts") or {})
         file = files.get(h) if files is not None else None
         said = claims[h] if claims is not None and h in claims else names_of(doc)
-        ledger.add(k, h, file, said if file is not None else (), digests.get(h) if digests is not None else None,
-                   uuids, machine_id)
+        ledger.add(k, h, digests.get(h) if digests is not None else None, uuids, machine_id,
+                   file_problem(file, said) if file is not None else None)
     problems = ledger.finish(lambda k: _label(hosts[k], files.get(hosts[k]) if files is not None else None))
     return {h: {"own_facts": own_facts(problems.get(k)), "facts_age": age(documents[h].get("collected_at"), now)}
             for k, h in enumerate(hosts)}

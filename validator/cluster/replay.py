@@ -212,7 +212,7 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
     with its values patched in, and only the rules that read them are evaluated."""
     import hashlib
 
-    from validator.cluster.evidence import identity_of, names_of
+    from validator.cluster.evidence import file_problem, identity_of, names_of, uuid_keys
     from validator.cluster.shapes import ROLE_COLLECTED, ROLE_HOSTNAME, ROLE_NAME, Shapes
     from validator.facts.document import parse, read_raw
 
@@ -249,7 +249,8 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
             machine_id, serial, uuids = identity_of(facts)
             records.append((start + k, name, digest, shape.role(found, ROLE_COLLECTED, shape.collected),
                             (hostname, rest), itemized,
-                            (shape.claims(found, facts), shape.tool_version, machine_id, serial, uuids)))
+                            (file_problem(f, shape.claims(found, facts)) if ev.checks_own else None,
+                             shape.tool_version, machine_id, serial, uuid_keys(uuids) if ev.checks_own else b"")))
             continue
         doc = _checked(parse(raw, str(f)), f)
         subject = doc["subject"]
@@ -273,7 +274,8 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
                 wide.affected = ev.affected(wide.paths, wide.trace)
         machine_id, serial, uuids = identity_of(doc["facts"])
         records.append((start + k, name, digest, doc.get("collected_at"), fields, itemized,
-                        (names_of(doc), doc.get("tool_version"), machine_id, serial, uuids)))
+                        (file_problem(f, names_of(doc)) if ev.checks_own else None, doc.get("tool_version"),
+                         machine_id, serial, uuid_keys(uuids) if ev.checks_own else b"")))
     folds, ev.folds = ev.folds, {}
     return records, clusters, folds, older
 
@@ -390,8 +392,9 @@ def replay_folded(
     ledger = Ledger()
     for chunk_records, clusters, chunk_folds, chunk_older in _chunks(built, opts, files, ev):
         base = len(table.names)
-        for i, (pos, name, digest, _, _, _, (claims, _, machine_id, _, uuids)) in enumerate(chunk_records):
-            ledger.add(base + i, name, files[pos], claims, digest, uuids, machine_id)
+        for i, (_, name, digest, _, _, _, (problem, _, machine_id, _, keys)) in enumerate(chunk_records):
+            if ev.checks_own:
+                ledger.add(base + i, name, digest, keys, machine_id, problem)
         table.add(chunk_records)
         older.extend(chunk_older)
         for pos, f, doc in clusters:
@@ -409,12 +412,12 @@ def replay_folded(
                 mine.merge(fold)
     ev.folds = folds
     names = table.final_names(lambda read: host_names(read, _Skipping(files, cluster_at)))
-    if cluster_doc is not None:  # hosts that are no entry of the fleet it recorded
+    if cluster_doc is not None and ev.checks_own:  # hosts that are no entry of the fleet it recorded
         recorded = frozenset(recorded_hosts(cluster_doc))
         for k, name in enumerate(names):
             if name not in recorded:
                 ledger.outside(k, name, cluster_file)
-    table.judged(ledger.finish(label_of(names, _Skipping(files, cluster_at))), now_of_run())
+    table.judged(ledger.finish(label_of(names, _Skipping(files, cluster_at))), now_of_run(), checked=ev.checks_own)
     subjects = HostSubjects(names, table.digests, table.collected, files=_Skipping(files, cluster_at),
                             identity=table.identity)
     label = f"replay:{','.join(map(str, paths))}"

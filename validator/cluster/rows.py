@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from validator.report.model import Finding, JSONValue, Subject
 
 # what ``replay._read_chunk`` records of a host: (position, name, file digest, collected_at,
-# (hostname, the other PLAT-02 values), itemized findings, (the names its document gives its
-# host, the probe's tool_version, machine ID, board serial, GPU UUIDs))
+# (hostname, the other PLAT-02 values), itemized findings, (why its file's name does not say
+# whose facts it holds, or None: evidence.file_problem; the probe's tool_version, machine ID,
+# board serial, its GPU UUIDs' keys: evidence.uuid_keys))
 HostRecord: TypeAlias = ("tuple[int, str, bytes, JSONValue, tuple[str, dict[str, JSONValue]], list[Finding], "
-                         "tuple[tuple[str, ...], JSONValue, str | None, str | None, tuple[str, ...]]]")
+                         "tuple[str | None, JSONValue, str | None, str | None, bytes]]")
 
 
 class StringTable(Made):
@@ -98,7 +99,7 @@ class HostTable:
     the name. Itemized findings (a failing host's) are kept as they come; a host with
     none keeps nothing for them."""
 
-    __slots__ = ("_ages", "_final", "_hostnames", "_itemized", "_key", "_now", "_problems", "_rests", "_same",
+    __slots__ = ("_ages", "_checked", "_final", "_hostnames", "_itemized", "_key", "_now", "_problems", "_rests", "_same",
                  "collected", "digests", "machine_ids", "names", "probe_versions", "rest_ids", "serials")
 
     def __init__(self) -> None:
@@ -119,6 +120,7 @@ class HostTable:
         self.serials = StringTable()
         self._problems: dict[int, str] = {}  # host number -> why its facts are not its own
         self._now: datetime | None = None
+        self._checked = True
         self._ages: dict[JSONValue, dict[str, JSONValue]] = {}
 
     def add(self, records: list[HostRecord]) -> None:
@@ -163,10 +165,11 @@ class HostTable:
         self._final = names
         return names
 
-    def judged(self, problems: dict[int, str], now: datetime) -> None:
+    def judged(self, problems: dict[int, str], now: datetime, *, checked: bool = True) -> None:
         """What ``evidence.Ledger.finish`` found (host number -> why its facts are not its
-        own), and this run's clock, for each host's ``own_facts`` and ``facts_age``."""
-        self._problems, self._now = problems, now
+        own; ``checked``: whether it looked), and this run's clock, for each host's
+        ``own_facts`` and ``facts_age``."""
+        self._problems, self._now, self._checked = problems, now, checked
 
     def fields(self, k: int) -> dict[str, JSONValue]:
         """Host k's PLAT-02 fields (``cluster.facts.host_fields``) and its facts' evidence
@@ -182,7 +185,7 @@ class HostTable:
             got = self._ages.get(collected)
             if got is None:
                 got = self._ages[collected] = age(collected, self._now)
-            out["own_facts"] = own_facts(self._problems.get(k))
+            out["own_facts"] = own_facts(self._problems.get(k), checked=self._checked)
             out["facts_age"] = got
         return out
 
