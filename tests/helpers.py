@@ -49,3 +49,29 @@ def run_rules(facts: dict[str, Any], *, select: tuple[str, ...] = (), sets: tupl
               kind: str = "node", rules_version: str | None = None) -> list[Finding]:
     b = built(*sets, rules_version=rules_version)
     return evaluate(b.ctx, b.pack, [document(facts, kind=kind)], select=select)
+
+
+def own_host(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """A copy of a node facts document as host ``name``'s own: its subject and hostname, and a
+    machine ID, board serial and GPU UUIDs of its own (of the same lengths), as each real
+    node's are. Fleets made of one fixture otherwise hold one machine's facts many times,
+    which a replay calls copies (PLAT-02.facts-not-own)."""
+    import copy
+    import hashlib
+
+    doc = copy.deepcopy(doc)
+    doc["subject"] = {**doc["subject"], "name": name}
+    facts = doc["facts"]
+    tag = hashlib.sha256(name.encode()).hexdigest()
+    if isinstance(facts.get("host.hostname"), dict) and "value" in facts["host.hostname"]:
+        facts["host.hostname"] = {**facts["host.hostname"], "value": name}
+    if isinstance(facts.get("host.machine_id"), dict) and "value" in facts["host.machine_id"]:
+        facts["host.machine_id"] = {**facts["host.machine_id"], "value": tag[:32]}
+    if isinstance(facts.get("host.board_serial"), dict) and "value" in facts["host.board_serial"]:
+        serial = facts["host.board_serial"]["value"]
+        facts["host.board_serial"] = {**facts["host.board_serial"], "value": serial[:-6] + tag[:6]}
+    for member in (facts.get("gpu.devices") or {}).get("items") or []:
+        uuid = member["fields"].get("uuid")
+        if isinstance(uuid, dict) and isinstance(uuid.get("value"), str) and uuid["value"].startswith("GPU-"):
+            member["fields"]["uuid"] = {**uuid, "value": uuid["value"][:-12] + tag[8:20]}  # the node part
+    return doc

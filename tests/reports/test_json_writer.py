@@ -78,12 +78,15 @@ def test_the_real_h200_check_reads_back_to_its_own_bytes() -> None:
     report = report_from_dict(json.loads(text))
     written = _new(clean_report(report))
     assert written == _old(clean_report(report))
-    # recorded as result/2: the same bytes but for result/3's version, each finding's "id", and
-    # the summary, which this version recomputes (what was not judged, and the verdict saying it)
+    # recorded as result/2: the same bytes but for result/4's version, each finding's "id", each
+    # subject's identity (none recorded then), and the summary, which this version recomputes
+    # (what was not judged, and the verdict saying it)
     doc = json.loads(written)
-    assert doc.pop("schema") == "spec-check/result/3"
+    assert doc.pop("schema") == "spec-check/result/4"
     for f in doc["findings"]:
         assert len(f.pop("id")) == 32
+    for sub in doc["subjects"]:
+        assert [sub.pop(k) for k in ("probe_version", "machine_id", "board_serial")] == [None, None, None]
     recorded = json.loads(text)
     assert recorded.pop("schema") == "spec-check/result/2"
     old_summary, new_summary = recorded.pop("summary"), doc.pop("summary")

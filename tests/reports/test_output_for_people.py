@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import own_host
+
 FACTS = Path(__file__).resolve().parents[1] / "fixtures" / "facts"
 JOBS = Path(__file__).resolve().parents[1] / "acceptance" / "jobs" / "positive"
 UUID = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -37,8 +39,7 @@ def make_fleet(root: Path, n: int = 64, bad: dict[str, str] = BAD) -> Path:
     fleet.mkdir()
     for i in range(n):
         name = f"dgx-{i:03d}"
-        doc = json.loads((FACTS / f"{bad.get(name, 'dgx_h100')}.json").read_text())
-        doc["subject"]["name"] = name
+        doc = own_host(json.loads((FACTS / f"{bad.get(name, 'dgx_h100')}.json").read_text()), name)
         (fleet / f"{name}.json").write_text(json.dumps(doc))
     return fleet
 
