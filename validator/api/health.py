@@ -13,7 +13,7 @@ from __future__ import annotations
 from validator.api.node import probe_document
 from validator.api.options import HealthOptions
 from validator.api.outcome import Outcome
-from validator.api.steps import Built, build, evaluate_documents, finished
+from validator.api.steps import Built, build, evaluate_documents, finished, refuse_stale
 
 
 def judge_node_health(opts: HealthOptions, *, built: Built | None = None) -> Outcome:
@@ -34,6 +34,7 @@ def judge_node_health(opts: HealthOptions, *, built: Built | None = None) -> Out
                                  file=str(opts.facts))
         check_subject(opts.node, doc["subject"]["name"], str(opts.facts))
         source = str(opts.facts)
+        refuse_stale(built, [(doc, source)])
     else:
         doc = probe_document(opts.sysfs, opts.procfs, opts.rootfs, opts.nvml)
         source = "probe"

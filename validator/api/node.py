@@ -18,6 +18,7 @@ from validator.api.steps import (
     evaluate_documents,
     finished,
     older_note,
+    refuse_stale,
     unique_subjects,
     with_endpoints,
 )
@@ -137,6 +138,7 @@ def check_node(opts: CheckOptions, *, built: Built | None = None) -> Outcome:
                                      f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",
                                      file=str(p))
         sources = [str(p) for p in facts_files]
+        refuse_stale(built, zip(docs, sources, strict=True))
         built = with_endpoints(built, recorded_endpoints(docs), "facts")
     else:
         built = with_endpoints(built, opts.scrape, "--scrape")

@@ -102,6 +102,22 @@ def build(opts: RunFields, scopes: tuple[str, ...] | None = None, compare: bool 
     return Built(Context(spec, catalogue, params), pack)
 
 
+def refuse_stale(built: Built, documents: Iterable[tuple[Mapping[str, JSONValue], str]]) -> None:
+    """Refuse (exit 2, naming the file) a node facts document older than ``facts_max_age`` or
+    dated after the run (``validator.facts.freshness``): what a single-node verb (``check
+    --facts``, ``health --facts``, ``lint --nodes``) does where a fleet gets findings."""
+    from validator.clock import now
+    from validator.facts.freshness import check_fresh
+
+    bound = built.ctx.params.get("facts_max_age")
+    if bound is None or bound.value is None:  # a spec without the parameter
+        return
+    at = now()
+    text = f"{bound.text} ({'default' if bound.origin == 'default' else bound.origin})"
+    for doc, file in documents:
+        check_fresh(doc, file, bound.value.base, text, at)
+
+
 def unique_subjects(documents: Iterable[Mapping[str, JSONValue]], labels: Iterable[str]) -> list[Document]:
     """Rename subjects that share a name (two facts files of one hostname) by their label."""
     docs = [dict(d) for d in documents]

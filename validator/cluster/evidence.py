@@ -16,7 +16,7 @@ This module asks, for every host of a fleet (a live run's too):
 * **facts_age**: the time from the document's ``collected_at`` to this run, rounded up to the
   hour (hosts probed within one hour share one value, so a large fleet's hosts group); an
   error value where ``collected_at`` is missing, is not a time, or is more than
-  ``FUTURE_SKEW_S`` after this run's clock.
+  ``freshness.FUTURE_SKEW_S`` after this run's clock.
 
 Rules ``PLAT-02.facts-not-own`` and ``PLAT-02.facts-stale`` (pack v1.2) judge the two fields;
 their findings are each host's own (``cluster.result.HOST_RULES``).
@@ -33,7 +33,7 @@ import hashlib
 import math
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
 OWN_RULE = "PLAT-02.facts-not-own"  # the rule that reads own_facts (pack v1.2)
-FUTURE_SKEW_S = 300  # clocks of NTP-synchronized hosts agree to far less; Kerberos allows 5 minutes
 AGE_SOURCE = "collected_at to this run's clock, rounded up to the hour"
 OK = "ok"
 _SHOWN = 3  # files named in one problem before "and N more"
@@ -121,28 +120,13 @@ def file_names_host(file: PurePath, names: Sequence[str]) -> bool:
 
 def age(collected_at: object, now: datetime) -> dict[str, JSONValue]:
     """``facts_age``: hours from ``collected_at`` to ``now`` (rounded up), or why not."""
-    if not isinstance(collected_at, str) or not collected_at:
-        return error("the facts document records no collected_at", source="collected_at")
+    from validator.facts.freshness import age_seconds
+
     try:
-        when = datetime.fromisoformat(collected_at)
-    except ValueError:
-        return error(f'collected_at "{collected_at[:40]}" is not an ISO 8601 time', source="collected_at")
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    seconds = (now - when).total_seconds()
-    if seconds < -FUTURE_SKEW_S:
-        return error(f"collected_at {collected_at} is {_span(-seconds)} after this run's clock "
-                     f"({now.strftime('%Y-%m-%dT%H:%M:%SZ')}): future-dated facts (the clock of the host "
-                     f"that wrote them, or of this machine, is wrong)", source="collected_at")
+        seconds = age_seconds(collected_at, now)
+    except ValueError as exc:
+        return error(str(exc), source="collected_at")
     return value(math.ceil(max(seconds, 0.0) / 3600), unit="h", source=AGE_SOURCE)
-
-
-def _span(seconds: float) -> str:
-    if seconds >= 2 * 86400:
-        return f"{seconds / 86400:,.0f} days"
-    if seconds >= 7200:
-        return f"{seconds / 3600:,.0f} hours"
-    return f"{seconds / 60:,.0f} minutes"
 
 
 class Ledger:
