@@ -27,8 +27,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FACTS_SCHEMA = "spec-check/facts/4"  # 4: the machine's identity (host.machine_id, host.board_serial); 3: GPU error events, error counters, DCGM, scraped telemetry
-RESULT_SCHEMA = "spec-check/result/4"  # 4: a node subject's probe_version, machine_id and board_serial; 3: each finding's stable "id"; a job finding's fixes (edits) and no_fix; summary.not_judged, coverage.requirements_not_judged and ignored
+# 4: the machine's identity (host.machine_id, host.board_serial); 3: GPU error events, error
+# counters, DCGM, scraped telemetry
+FACTS_SCHEMA = "spec-check/facts/4"
+# 4: a node subject's probe_version, machine_id and board_serial; 3: each finding's stable "id";
+# a job finding's fixes (edits) and no_fix; summary.not_judged, coverage.requirements_not_judged
+# and ignored
+RESULT_SCHEMA = "spec-check/result/4"
 DIFF_SCHEMA = "spec-check/diff/1"
 
 # schema version -> (the spec-check release that wrote it, digest of its shape). 0.1.0 is the

@@ -108,7 +108,7 @@ def test_the_auditors_fleet_is_refused_host_by_host(auditor_fleet: Path, mode: s
         assert "shares" in message and ".json" in message, message
     for h in hosts[1:]:  # every file but the first holds dgx-h100-01's facts under another name
         assert f'{h}.json holds the facts of "dgx-h100-01"' in v[(OWN, h)][1]
-    assert f'holds the facts of' not in v[(OWN, "dgx-h100-01")][1]
+    assert 'holds the facts of' not in v[(OWN, "dgx-h100-01")][1]
     assert "shares its facts (the same bytes) with dgx-h100-02.json" in v[(OWN, "dgx-h100-01")][1]
     assert "shares a GPU UUID with" in v[(OWN, "dgx-h100-06")][1]  # GPU0 only
     assert "same bytes" not in v[(OWN, "dgx-h100-06")][1]

@@ -173,7 +173,7 @@ def build(
             fields["status"] = error(failures.get(addr, "not probed"), source=transport or None)
         else:
             fields = ok
-            hf = fields_of[addr] if fields_of is not None else {**host_fields(doc), **evidence[addr]}
+            hf = fields_of[addr] if fields_of is not None else {**host_fields(doc), **(evidence or {})[addr]}
             hosts.append(item(addr, hf))
             gpu_hosts += has_gpus(hf)
         if addr in probe_seconds:

@@ -162,10 +162,10 @@ def replay_facts(
         for (d, _), name in zip(docs, names, strict=True)
     }
     saved = cluster_doc is not None
-    files = {name: f for (_, f), name in zip(docs, names, strict=True)}
+    file_of = {name: f for (_, f), name in zip(docs, names, strict=True)}
     claims = {name: names_of(d) for (d, _), name in zip(docs, names, strict=True)}
     digests = {name: raws[f] for (_, f), name in zip(docs, names, strict=True)}
-    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name, files, claims,
+    cluster_doc, failures, hosts = _cluster_document(cluster_doc, names, nodes, cluster_name, file_of, claims,
                                                      digests, cluster_file)
     if saved:
         from validator.cluster.saved import check_fleet
@@ -414,10 +414,11 @@ def replay_folded(
     names = table.final_names(lambda read: host_names(read, _Skipping(files, cluster_at)))
     if cluster_doc is not None and ev.checks_own:  # hosts that are no entry of the fleet it recorded
         recorded = frozenset(recorded_hosts(cluster_doc))
-        for k, name in enumerate(names):
+        for number, name in enumerate(names):
             if name not in recorded:
-                ledger.outside(k, name, cluster_file)
-    table.judged(ledger.finish(label_of(names, _Skipping(files, cluster_at))), now_of_run(), checked=ev.checks_own)
+                ledger.outside(number, name, cluster_file)
+    table.judged(ledger.finish(label_of(names, _Skipping(files, cluster_at))), now_of_run(),
+                 checked=ev.checks_own)
     subjects = HostSubjects(names, table.digests, table.collected, files=_Skipping(files, cluster_at),
                             identity=table.identity)
     label = f"replay:{','.join(map(str, paths))}"

@@ -99,8 +99,8 @@ class HostTable:
     the name. Itemized findings (a failing host's) are kept as they come; a host with
     none keeps nothing for them."""
 
-    __slots__ = ("_ages", "_checked", "_final", "_hostnames", "_itemized", "_key", "_now", "_problems", "_rests", "_same",
-                 "collected", "digests", "machine_ids", "names", "probe_versions", "rest_ids", "serials")
+    __slots__ = ("_ages", "_checked", "_final", "_hostnames", "_itemized", "_key", "_now", "_problems", "_rests",
+                 "_same", "collected", "digests", "machine_ids", "names", "probe_versions", "rest_ids", "serials")
 
     def __init__(self) -> None:
         self.names = StringTable()
