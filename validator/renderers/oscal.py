@@ -91,6 +91,11 @@ def assessment_results(report: Report) -> dict[str, JSONValue]:
             props.append(prop("facts-digest", s.facts_digest))
         if s and s.collected_at:
             props.append(prop("collected", s.collected_at))
+        # the spec-check that probed a node and the machine's identity it read (result/4)
+        for key, v in (("probe-version", s and s.probe_version), ("machine-id", s and s.machine_id),
+                       ("board-serial", s and s.board_serial)):
+            if v:
+                props.append(prop(key, v))
         items.append({"uuid": u, "description": text(f"{s.kind if s else 'subject'} {name}"), "props": props})
     collected = {s.name: s.collected_at or report.generated_at for s in report.subjects}
 
