@@ -1,7 +1,8 @@
 """spec/result.schema.json is generated from the result model (validator/report/model.py) and says
 what the hand-written result/2 schema said (tests/fixtures/results/result-2.handwritten.schema.json,
 the file as released in 0.2.0) plus what result/3 added (each finding's optional stable "id", a
-waiver's own fields, and what was not judged: ADDED_IN_3): the same shape, and the same verdict
+waiver's own fields, and what was not judged: ADDED_IN_3) and result/4 (a subject's identity:
+ADDED_IN_4): the same shape, and the same verdict
 on every result in the repository and on results mutated where a result can go wrong."""
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ ADDED_IN_3 = (
 )
 
 
+# what result/4 added to each subject (issue 35: the probe's version and the machine's identity)
+ADDED_IN_4 = ("probe_version", "machine_id", "board_serial")
+
+
 def _as_result_2(schema: dict[str, Any]) -> dict[str, Any]:
     """The generated schema less what result/3 added: the version const, the finding id, a
     lint finding's fixes and no_fix, a waiver's own ID, granted date and the day it was judged
@@ -70,6 +75,10 @@ def _as_result_2(schema: dict[str, Any]) -> dict[str, Any]:
         for key in path[:-1]:
             node = node["properties"][key]
         del node["properties"][path[-1]]
+    subject = out["properties"]["subjects"]["items"]
+    subject = out["$defs"][subject["$ref"].rsplit("/", 1)[-1]] if "$ref" in subject else subject
+    for key in ADDED_IN_4:
+        subject["properties"].pop(key)
     return out
 
 
@@ -82,7 +91,7 @@ def test_the_generated_schema_has_the_released_shape() -> None:
 def test_what_result_3_added_to_the_summary_is_checked() -> None:
     doc = json.loads((ROOT / "tests" / "golden" / "check_failing.json").read_text())
     doc["rule_pack"]["digest"] = "sha256:" + "0" * 64  # the golden masks it
-    assert doc["schema"] == "spec-check/result/3" and _NEW_V.is_valid(doc)
+    assert doc["schema"] == "spec-check/result/4" and _NEW_V.is_valid(doc)
     doc["summary"]["not_judged"] = ["MEM-01"]
     doc["summary"]["coverage"]["requirements_not_judged"] = ["MEM-01"]
     assert _NEW_V.is_valid(doc)
@@ -130,6 +139,10 @@ def _verdicts(doc: Any) -> tuple[bool, bool]:
                 node.pop(path[-1], None)
     if isinstance(doc, dict) and isinstance(doc.get("schema"), str) and doc["schema"].startswith("spec-check/result/"):
         old["schema"], new["schema"] = "spec-check/result/2", NEW["properties"]["schema"]["const"]
+    for sub in old.get("subjects", []) if isinstance(old, dict) and isinstance(old.get("subjects"), list) else []:
+        if isinstance(sub, dict):  # result/4's additions, absent from result/2
+            for key in ADDED_IN_4:
+                sub.pop(key, None)
     ids_ok = True  # result/3's one addition, checked by hand on the result/2 side
     for f in old.get("findings", []) if isinstance(old, dict) and isinstance(old.get("findings"), list) else []:
         if isinstance(f, dict) and "id" in f:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from validator.api.node import probe_document
 from validator.api.options import HealthOptions
 from validator.api.outcome import Outcome
-from validator.api.steps import Built, build, evaluate_documents, finished, refuse_stale
+from validator.api.steps import Built, build, evaluate_documents, finished, stale_note
 
 
 def judge_node_health(opts: HealthOptions, *, built: Built | None = None) -> Outcome:
@@ -34,10 +34,10 @@ def judge_node_health(opts: HealthOptions, *, built: Built | None = None) -> Out
                                  file=str(opts.facts))
         check_subject(opts.node, doc["subject"]["name"], str(opts.facts))
         source = str(opts.facts)
-        refuse_stale(built, [(doc, source)])
     else:
         doc = probe_document(opts.sysfs, opts.procfs, opts.rootfs, opts.nvml)
         source = "probe"
     report = evaluate_documents("check", built, opts.report, [doc], [source])
-    report, notes = finished(report, opts.report, [])
+    stale = stale_note(built, [(doc, source)]) if opts.facts is not None else None
+    report, notes = finished(report, opts.report, [stale])
     return Outcome(report, opts.report.fail_on, notes)

@@ -18,7 +18,7 @@ from validator.api.steps import (
     evaluate_documents,
     finished,
     older_note,
-    refuse_stale,
+    stale_note,
     unique_subjects,
     with_endpoints,
 )
@@ -138,7 +138,6 @@ def check_node(opts: CheckOptions, *, built: Built | None = None) -> Outcome:
                                      f"(use `spec-check {'lint' if d['subject']['kind'] == 'job' else 'cluster'}`)",
                                      file=str(p))
         sources = [str(p) for p in facts_files]
-        refuse_stale(built, zip(docs, sources, strict=True))
         built = with_endpoints(built, recorded_endpoints(docs), "facts")
     else:
         built = with_endpoints(built, opts.scrape, "--scrape")
@@ -151,5 +150,6 @@ def check_node(opts: CheckOptions, *, built: Built | None = None) -> Outcome:
     docs = unique_subjects(docs, sources)
     report = evaluate_documents("check", built, report_opts, docs, sources)
     # said after every input was accepted: an exit-2 error stays one line
-    report, notes = finished(report, report_opts, [older_note("facts", older)])
+    stale = stale_note(built, zip(docs, sources, strict=True)) if facts_files else None
+    report, notes = finished(report, report_opts, [older_note("facts", older), stale])
     return Outcome(report, report_opts.fail_on, notes)

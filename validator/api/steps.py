@@ -102,20 +102,25 @@ def build(opts: RunFields, scopes: tuple[str, ...] | None = None, compare: bool 
     return Built(Context(spec, catalogue, params), pack)
 
 
-def refuse_stale(built: Built, documents: Iterable[tuple[Mapping[str, JSONValue], str]]) -> None:
-    """Refuse (exit 2, naming the file) a node facts document older than ``facts_max_age`` or
-    dated after the run (``validator.facts.freshness``): what a single-node verb (``check
-    --facts``, ``health --facts``, ``lint --nodes``) does where a fleet gets findings."""
+def stale_note(built: Built, documents: Iterable[tuple[Mapping[str, JSONValue], str]]) -> str | None:
+    """The one line said when a single node's facts (``check --facts``, ``health --facts``)
+    are older than ``facts_max_age`` or dated after the run (``validator.facts.freshness``).
+    A fleet judges this per host (``PLAT-02.facts-stale``); a single node's verdict is stamped
+    with its facts' collection time in every format, and a recording replayed for what it
+    shows (the README's) must not turn into an error a month after it was made."""
     from validator.clock import now
-    from validator.facts.freshness import check_fresh
+    from validator.facts.freshness import stale
 
     bound = built.ctx.params.get("facts_max_age")
     if bound is None or bound.value is None:  # a spec without the parameter
-        return
+        return None
     at = now()
     text = f"{bound.text} ({'default' if bound.origin == 'default' else bound.origin})"
-    for doc, file in documents:
-        check_fresh(doc, file, bound.value.base, text, at)
+    said = [f"{file}: {why}" for doc, file in documents if (why := stale(doc, bound.value.base, text, at))]
+    if not said:
+        return None
+    more = f" (and {len(said) - 1} more like it)" if len(said) > 1 else ""
+    return f"spec-check: note: {said[0]}{more}"
 
 
 def unique_subjects(documents: Iterable[Mapping[str, JSONValue]], labels: Iterable[str]) -> list[Document]:

@@ -2,11 +2,10 @@
 a fleet's ``PLAT-02.facts-stale`` (validator/cluster/evidence.py) and the single-node verbs'
 refusal share.
 
-Why a single-node verb refuses where a fleet gets findings: a fleet's report must still say
-what every other host is (one host's old file is that host's finding), while ``check
---facts FILE`` judges nothing else; a verdict on facts older than the bound, or dated after
-the run, would speak of a node that may no longer be so. ``--set facts_max_age=...`` (or a
-profile) says older facts are meant; a clock that is wrong has to be fixed.
+A fleet judges each host's age (its own finding); ``check --facts FILE`` and ``health
+--facts FILE`` say it in one line (``api.steps.stale_note``): a single node's verdict carries
+its facts' collection time in every format, and a recording replayed for what it shows must
+not turn into an error a month after it was made.
 """
 
 from __future__ import annotations
@@ -50,17 +49,14 @@ def span(seconds: float) -> str:
     return f"{seconds / 60:,.0f} minutes"
 
 
-def check_fresh(doc: Mapping[str, JSONValue], file: str, max_age_s: float, bound: str, now: datetime) -> None:
-    """Refuse (FactsFileError, exit 2, naming ``file``) a node document older than
-    ``max_age_s`` (``bound``: the parameter as written, with its origin) or dated in the future."""
-    from validator.errors import FactsFileError
-
+def stale(doc: Mapping[str, JSONValue], max_age_s: float, bound: str, now: datetime) -> str | None:
+    """Why a node document is not current (older than ``max_age_s``, ``bound`` as written with
+    its origin; dated after the run; no time), or None when it is."""
     try:
         seconds = age_seconds(doc.get("collected_at"), now)
     except ValueError as exc:
-        raise FactsFileError(str(exc), file=file) from None
+        return f"{exc}: this verdict speaks of facts of an unknown time"
     if seconds > max_age_s:
-        raise FactsFileError(
-            f"facts collected {doc.get('collected_at')} are {span(seconds)} old, older than facts_max_age "
-            f"{bound}: probe the node again, or judge them anyway with a longer bound "
-            f"(--set facts_max_age=... or a profile)", file=file)
+        return (f"facts collected {doc.get('collected_at')} are {span(seconds)} old, older than facts_max_age "
+                f"{bound}: this verdict speaks of the node as it was then (probe it again)")
+    return None
