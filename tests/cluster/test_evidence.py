@@ -245,3 +245,32 @@ def test_file_names_host() -> None:
     assert evidence.file_names_host(Path("10.0.0.7.json"), names)
     assert not evidence.file_names_host(Path("node08.json"), names)
     assert evidence.file_names_host(Path("a_b.json"), ("a/b",))  # as --save-facts names it
+
+
+def test_a_single_nodes_old_or_future_facts_are_a_note_and_the_verdict_stands(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.json"
+    fresh.write_text(json.dumps(host_doc("fresh")))
+    r = run_cli("check", "--facts", str(fresh))
+    assert r.returncode == 0 and "note" not in r.stderr, r.stderr
+    for name, when, words in (("old", "2019-03-01T00:00:00Z", "older than facts_max_age 30 d (default)"),
+                              ("ahead", "2027-06-01T00:00:00Z", "future-dated facts")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(host_doc(name, collected_at=when)))
+        r = run_cli("check", "--facts", str(path))
+        assert r.returncode == 0, r.stderr  # the node's verdict is its facts'
+        assert r.stderr.startswith(f"spec-check: note: {path}: ") and words in r.stderr, r.stderr
+        assert len(r.stderr.splitlines()) == 1
+    r = run_cli("check", "--facts", str(tmp_path / "old.json"), "--set", "facts_max_age=3000d")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_oscal_names_each_nodes_probe_and_machine(tmp_path: Path) -> None:
+    folder = write(tmp_path / "f", {"node1.json": host_doc("node1"), "node2.json": host_doc("node2")})
+    r = run_cli("cluster", "--facts", str(folder), "--format", "oscal")
+    assert r.returncode in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    props = [{p["name"]: p["value"] for p in item.get("props", [])}
+             for result in doc["assessment-results"]["results"]
+             for item in result.get("local-definitions", {}).get("inventory-items", [])]
+    node1 = next(p for p in props if p.get("machine-id") == hashlib.md5(b"node1").hexdigest())
+    assert node1["board-serial"] == "SN-node1" and node1["probe-version"]
