@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from validator.facts.document import Fact, error, value
@@ -71,18 +72,27 @@ def _hostname(ctx: Context) -> Fact:
 
 def _machine_id(rootfs: Path) -> Fact:
     """systemd's machine ID (``/etc/machine-id``; D-Bus's copy where systemd has none)."""
+    def parse(text: str) -> str:
+        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+            return text
+        raise ValueError(f"not a machine ID (32 lower-case hex digits): {text[:40]!r}")
+
+    return _first_file(rootfs, ("etc/machine-id", "var/lib/dbus/machine-id"), parse, "machine-id")
+
+
+def _first_file(rootfs: Path, rels: tuple[str, ...], parse: Callable[[str], str], what: str) -> Fact:
+    """The first of ``rels`` (under ``rootfs``) that reads and parses, or an error value with
+    every file's problem."""
     problems = []
-    for rel in ("etc/machine-id", "var/lib/dbus/machine-id"):
+    for rel in rels:
         path = rootfs / rel
         try:
-            text = read(path)
+            return value(parse(read(path)), source=str(path))
         except ReadError as exc:
             problems.append(str(exc))
-            continue
-        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
-            return value(text, source=str(path))
-        problems.append(f"{path}: not a machine ID (32 lower-case hex digits): {text[:40]!r}")
-    return error("; ".join(problems), source="machine-id")
+        except ValueError as exc:
+            problems.append(f"{path}: {exc}")
+    return error("; ".join(problems), source=what)
 
 
 # what firmware writes where no serial number was ever set (dmidecode prints these as they are)
@@ -167,14 +177,7 @@ def _mem_total(text: str) -> int:
 
 def _os_release(rootfs: Path) -> Fact:
     """PRETTY_NAME from os-release, the same files platform.freedesktop_os_release reads."""
-    problems = []
-    for rel in ("etc/os-release", "usr/lib/os-release"):
-        path = rootfs / rel
-        try:
-            text = read(path)
-        except ReadError as exc:
-            problems.append(str(exc))
-            continue
+    def parse(text: str) -> str:
         fields = {}
         for line in text.splitlines():
             key, eq, val = line.partition("=")
@@ -183,10 +186,11 @@ def _os_release(rootfs: Path) -> Fact:
         name = fields.get("PRETTY_NAME") or " ".join(
             v for v in (fields.get("NAME"), fields.get("VERSION_ID")) if v
         )
-        if name:
-            return value(name, source=str(path))
-        problems.append(f"{path}: no PRETTY_NAME or NAME")
-    return error("; ".join(problems), source="os-release")
+        if not name:
+            raise ValueError("no PRETTY_NAME or NAME")
+        return name
+
+    return _first_file(rootfs, ("etc/os-release", "usr/lib/os-release"), parse, "os-release")
 
 
 def _shm_size(path: Path) -> Fact:
