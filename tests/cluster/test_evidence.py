@@ -205,22 +205,57 @@ def test_a_live_fleet_with_a_cloned_machine_id() -> None:
 
 
 @pytest.mark.parametrize(("collected", "expect"), [
-    ("2026-11-18T11:06:40Z", 0), ("2026-11-18T10:06:40Z", 1), ("2026-11-18T10:06:39Z", 2),
+    ("2026-11-18T11:06:40Z", 0), ("2026-11-18T10:06:40Z", 1), ("2026-11-18T10:06:39Z", 61 / 60),
+    ("2026-11-18T09:46:40Z", 80 / 60),
     ("2026-11-18T11:10:00Z", 0),  # 200 s ahead: within the 5-minute clock skew
 ])
-def test_age_rounds_up_to_the_hour(collected: str, expect: int) -> None:
+def test_age_in_hours_rounds_up_to_the_minute(collected: str, expect: float) -> None:
     from datetime import datetime, timezone
 
     now = datetime(2026, 11, 18, 11, 6, 40, tzinfo=timezone.utc)
     assert evidence.age(collected, now)["value"] == expect
 
 
-@pytest.mark.parametrize("collected", [None, "", "yesterday", "2026-11-18T11:12:41Z"])
-def test_age_errors(collected: object) -> None:
+@pytest.mark.parametrize(("collected", "words"), [
+    (None, "records no collected_at"), ("", "records no collected_at"), ("yesterday", "not an ISO 8601 time"),
+    (1763424000, "not an ISO 8601 time (a int"), (["2026-11-18T00:00:00Z"], "(a list"),
+    ("2026-11-18T11:12:41Z", "future-dated"),
+])
+def test_age_errors(collected: object, words: str) -> None:
     from datetime import datetime, timezone
 
     now = datetime(2026, 11, 18, 11, 6, 40, tzinfo=timezone.utc)
-    assert "error" in evidence.age(collected, now)
+    assert words in evidence.age(collected, now)["error"]
+
+
+def test_a_bound_in_minutes_is_judged_to_the_minute(tmp_path: Path) -> None:
+    """80 minutes old under a 90-minute bound passes (an age rounded up to the hour read 2 h)."""
+    folder = write(tmp_path / "f", {"n1.json": host_doc("n1", collected_at="2026-11-18T09:46:40Z"),
+                                    "n2.json": host_doc("n2", collected_at="2026-11-18T09:30:00Z")})
+    for mode in ("itemize", "fold"):
+        _, result = replay(folder, "--set", "facts_max_age=90min", passes=mode)
+        v = verdicts(result)
+        assert v.get((STALE, "n1"), ("pass",))[0] == "pass" and v[(STALE, "n2")][0] == "fail", v
+
+
+def test_a_collected_at_that_is_no_string_is_an_error_in_both_replays(tmp_path: Path) -> None:
+    odd = host_doc("n2")
+    odd["collected_at"] = ["2026-11-18T00:00:00Z"]
+    folder = write(tmp_path / "f", {"n1.json": host_doc("n1"), "n2.json": odd})
+    for mode in ("itemize", "fold"):
+        code, result = replay(folder, passes=mode)
+        status, message = verdicts(result)[(STALE, "n2")]
+        assert code == 1 and status == "error" and "not an ISO 8601 time" in message, (mode, message)
+        # the subject records no time (a list is none), as the result's schema allows; HTML and
+        # OSCAL render it (they failed on a number or a list before)
+        assert next(x for x in result["subjects"] if x["name"] == "n2")["collected_at"] is None
+        import jsonschema
+
+        schema = json.loads((Path(__file__).resolve().parents[2] / "spec" / "result.schema.json").read_text())
+        jsonschema.validate(result, schema)
+        for fmt in ("html", "oscal"):
+            r = run_cli("cluster", "--facts", str(folder), "--passes", mode, "--format", fmt)
+            assert r.returncode == 1 and "Traceback" not in r.stderr and r.stdout, (fmt, r.stderr)
 
 
 def test_machine_id_and_board_serial_as_a_probe_reads_them(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ This module asks, for every host of a fleet (a live run's too):
   records as the subject's digest; a live run has no files, and a replay of what it saved
   says what it said), one GPU UUID or one machine ID (one machine's facts twice, or a cloned machine ID: either way
   the hosts cannot be told apart).
-* **facts_age**: the time from the document's ``collected_at`` to this run, rounded up to the
-  hour (hosts probed within one hour share one value, so a large fleet's hosts group); an
+* **facts_age**: the time from the document's ``collected_at`` to this run in hours, rounded
+  up to the minute (hosts probed within one minute share one value, so a large fleet's hosts
+  group; a bound in minutes is judged exactly, never a false fail of an hour's rounding); an
   error value where ``collected_at`` is missing, is not a time, or is more than
   ``freshness.FUTURE_SKEW_S`` after this run's clock.
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
 OWN_RULE = "PLAT-02.facts-not-own"  # the rule that reads own_facts (pack v1.2)
-AGE_SOURCE = "collected_at to this run's clock, rounded up to the hour"
+AGE_SOURCE = "collected_at to this run's clock, rounded up to the minute"
 OK = "ok"
 _SHOWN = 3  # files named in one problem before "and N more"
 
@@ -119,14 +120,14 @@ def file_names_host(file: PurePath, names: Sequence[str]) -> bool:
 
 
 def age(collected_at: object, now: datetime) -> dict[str, JSONValue]:
-    """``facts_age``: hours from ``collected_at`` to ``now`` (rounded up), or why not."""
+    """``facts_age``: hours from ``collected_at`` to ``now`` (rounded up to the minute), or why not."""
     from validator.facts.freshness import age_seconds
 
     try:
         seconds = age_seconds(collected_at, now)
     except ValueError as exc:
         return error(str(exc), source="collected_at")
-    return value(math.ceil(max(seconds, 0.0) / 3600), unit="h", source=AGE_SOURCE)
+    return value(math.ceil(max(seconds, 0.0) / 60) / 60, unit="h", source=AGE_SOURCE)
 
 
 class Ledger:

@@ -121,7 +121,7 @@ class HostTable:
         self._problems: dict[int, str] = {}  # host number -> why its facts are not its own
         self._now: datetime | None = None
         self._checked = True
-        self._ages: dict[JSONValue, dict[str, JSONValue]] = {}
+        self._ages: dict[str, dict[str, JSONValue]] = {}
 
     def add(self, records: list[HostRecord]) -> None:
         """A chunk's records (position, name, digest, collected_at, (hostname, PLAT-02
@@ -182,9 +182,12 @@ class HostTable:
                **self._rests[self.rest_ids[k]]}
         if self._now is not None:
             collected = self.collected[k]
-            got = self._ages.get(collected)
-            if got is None:
-                got = self._ages[collected] = age(collected, self._now)
+            if isinstance(collected, str):  # most hosts share a few: judged once each
+                got = self._ages.get(collected)
+                if got is None:
+                    got = self._ages[collected] = age(collected, self._now)
+            else:  # not a time (a number, a list): its error, never a cache key
+                got = age(collected, self._now)
             out["own_facts"] = own_facts(self._problems.get(k), checked=self._checked)
             out["facts_age"] = got
         return out
@@ -237,7 +240,9 @@ class HostSubjects(Made):
         digest = "sha256-file:" + self._digests[32 * i : 32 * i + 32].hex()
         file = self._files[i] if self._files is not None and i < len(self._files) else name
         ident = self._identity(i) if self._identity is not None else (None, None, None)
-        return Subject(name, Scope.NODE, digest, self._collected[i], f"replay:{file}", *ident)
+        collected = self._collected[i]
+        return Subject(name, Scope.NODE, digest, collected if isinstance(collected, str) else None,
+                       f"replay:{file}", *ident)
 
     @overload
     def __getitem__(self, i: int) -> Subject: ...

@@ -24,8 +24,11 @@ FUTURE_SKEW_S = 300  # clocks of NTP-synchronized hosts agree to far less; Kerbe
 def age_seconds(collected_at: object, now: datetime) -> float:
     """Seconds from ``collected_at`` to ``now`` (negative: after it, within ``FUTURE_SKEW_S``
     too); ValueError saying why when there is none, it is not a time, or it is further ahead."""
-    if not isinstance(collected_at, str) or not collected_at:
+    if collected_at is None or collected_at == "":
         raise ValueError("the facts document records no collected_at")
+    if not isinstance(collected_at, str):
+        raise ValueError(f"collected_at {str(collected_at)[:40]} is not an ISO 8601 time (a "
+                         f"{type(collected_at).__name__}, not a string)")
     try:
         when = datetime.fromisoformat(collected_at)
     except ValueError:

@@ -433,8 +433,10 @@ class Subject:
         the machine's identity, where its document holds them."""
         subject = doc["subject"]
         kind = subject["kind"]
+        collected = doc.get("collected_at")
+        collected = collected if isinstance(collected, str) else None  # a number or a list is no time
         if kind != "node":
-            return cls(name or subject["name"], kind, facts_digest, doc.get("collected_at"), source)
+            return cls(name or subject["name"], kind, facts_digest, collected, source)
         facts = doc.get("facts") or {}
 
         def text(fact: str) -> str | None:
@@ -443,7 +445,7 @@ class Subject:
             return v if isinstance(v, str) and v else None
 
         version = doc.get("tool_version")
-        return cls(name or subject["name"], kind, facts_digest, doc.get("collected_at"), source,
+        return cls(name or subject["name"], kind, facts_digest, collected, source,
                    version if isinstance(version, str) and version else None,
                    text("host.machine_id"), text("host.board_serial"))
 
