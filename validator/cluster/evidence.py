@@ -251,7 +251,8 @@ def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mappin
         ledger.add(k, h, digests.get(h) if digests is not None else None, uuids, machine_id,
                    file_problem(file, said) if file is not None else None)
     problems = ledger.finish(lambda k: _label(hosts[k], files.get(hosts[k]) if files is not None else None))
-    return {h: {"own_facts": own_facts(problems.get(k)), "facts_age": age((documents[h] or {}).get("collected_at"), now)}
+    return {h: {"own_facts": own_facts(problems.get(k)),
+                "facts_age": age((documents[h] or {}).get("collected_at"), now)}
             for k, h in enumerate(hosts)}
 
 
