@@ -89,7 +89,7 @@ class Shape:
     document gave (its itemized findings and fold additions, PLAT-02 fields but hostname,
     and the schema note of an older spec-check)."""
 
-    __slots__ = ("adds", "address", "affected", "base", "collected", "facts", "groups", "hostname", "itemized",
+    __slots__ = ("address", "adds", "affected", "base", "collected", "facts", "groups", "hostname", "itemized",
                  "kinds", "older", "paths", "rest", "roles", "segments", "strings", "texts", "tool_version", "trace")
 
     def __init__(self, segments: list[bytes], groups: list[int], roles: dict[int, int],
