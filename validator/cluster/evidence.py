@@ -38,12 +38,12 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from validator.facts.document import error, value
+from validator.facts.document import error, identity_of, value
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
 
-OWN_RULE = "PLAT-02.facts-not-own"  # the rule that reads own_facts (pack v1.2)
+OWN_FIELD = ("cluster.hosts", "own_facts")  # what Ledger's judgement fills, for the rules that read it
 AGE_SOURCE = "collected_at to this run's clock, rounded up to the minute"
 OK = "ok"
 _SHOWN = 3  # files named in one problem before "and N more"
@@ -64,13 +64,6 @@ def _short(name: str) -> str:
     return name.split(".", 1)[0].lower() if not name.replace(".", "").isdigit() else name
 
 
-def _safe(name: str) -> str:
-    """A name as ``cluster --save-facts`` names its file (``result._safe_name``)."""
-    import re
-
-    return re.sub(r"[^A-Za-z0-9._@-]", "_", name) or "host"
-
-
 def names_of(doc: Mapping[str, JSONValue]) -> tuple[str, ...]:
     """Every name a node document gives its host: subject name and address, the hostname
     it reported, and ``host.hostname``'s value."""
@@ -80,23 +73,6 @@ def names_of(doc: Mapping[str, JSONValue]) -> tuple[str, ...]:
     if isinstance(host, dict):
         out.append(host.get("value"))
     return tuple(dict.fromkeys(n for n in out if isinstance(n, str) and n))
-
-
-def identity_of(facts: Mapping[str, JSONValue]) -> tuple[str | None, str | None, tuple[str, ...]]:
-    """(machine ID, board serial, GPU UUIDs) of a node document's facts; None where unread."""
-    def text(name: str) -> str | None:
-        f = facts.get(name)
-        v = f.get("value") if isinstance(f, dict) else None
-        return v if isinstance(v, str) and v else None
-
-    uuids: list[str] = []
-    for coll in ("gpu.devices", "amd.devices"):
-        f = facts.get(coll)
-        for m in (f.get("items") or []) if isinstance(f, dict) else []:
-            u = (m.get("fields") or {}).get("uuid") if isinstance(m, dict) else None
-            if isinstance(u, dict) and isinstance(u.get("value"), str) and u["value"]:
-                uuids.append(u["value"])
-    return text("host.machine_id"), text("host.board_serial"), tuple(uuids)
 
 
 def file_problem(file: PurePath, claims: Sequence[str]) -> str | None:
@@ -116,7 +92,9 @@ def file_names_host(file: PurePath, names: Sequence[str]) -> bool:
     if not names:
         return False
     wanted = {stem, _short(stem)}
-    return any(n in wanted or _safe(n) == stem or _short(n) in wanted for n in names)
+    from validator.cluster.result import saved_file_stem
+
+    return any(n in wanted or saved_file_stem(n) == stem or _short(n) in wanted for n in names)
 
 
 def age(collected_at: object, now: datetime) -> dict[str, JSONValue]:
@@ -134,12 +112,10 @@ class Ledger:
     """The fleet's hosts as they are read (``add``, host number ``k`` in file order), then
     ``finish``: the problems of each host whose facts are not its own, by number."""
 
-    def __init__(self, recorded: Iterable[str] | None = None, recorded_file: str | None = None):
+    def __init__(self) -> None:
         self._hashes = array("Q")
         self._tags = array("I")  # kind << 30 | host number; kind 0 file digest, 1 GPU UUID, 2 machine ID
         self._problems: dict[int, list[str]] = {}
-        self._recorded = frozenset(recorded) if recorded is not None else None
-        self._recorded_file = recorded_file
 
     def add(self, k: int, name: str, digest: bytes | None, uuids: Iterable[str] | bytes, machine_id: str | None,
             problem: str | None = None) -> None:
@@ -148,8 +124,6 @@ class Ledger:
         ``file_problem`` found of its file's name."""
         if problem is not None:
             self._problem(k, problem)
-        if self._recorded is not None and name not in self._recorded:
-            self.outside(k, name, self._recorded_file)
         if k >= 1 << 30:
             raise ValueError("more than 2**30 hosts")
         keys = uuid_keys(uuids) if not isinstance(uuids, bytes) else uuids
@@ -220,7 +194,7 @@ def own_facts(problem: str | None, *, checked: bool = True) -> dict[str, JSONVal
 
 
 _OK: dict[str, JSONValue] = value(OK, source="facts files of the fleet")
-_UNCHECKED: dict[str, JSONValue] = error(f"not checked: {OWN_RULE} is not selected", source="facts files of the fleet")
+_UNCHECKED: dict[str, JSONValue] = error("not checked: no selected rule reads it", source="facts files of the fleet")
 
 
 def now_of_run() -> datetime:
@@ -240,9 +214,12 @@ def judge(documents: Mapping[str, Mapping[str, JSONValue] | None], files: Mappin
     and ``digests``, host -> its file's SHA-256: a replay compares files byte for byte, as a
     folded one does)."""
     now = now or now_of_run()
-    ledger = Ledger(recorded, recorded_file)
+    ledger = Ledger()
     hosts = [h for h, d in documents.items() if d is not None]
+    outside = set(hosts) - set(recorded) if recorded is not None else set()
     for k, h in enumerate(hosts):
+        if h in outside:
+            ledger.outside(k, h, recorded_file)
         doc = documents[h]
         assert doc is not None
         machine_id, _, uuids = identity_of(doc.get("facts") or {})

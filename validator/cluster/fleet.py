@@ -241,10 +241,12 @@ class FleetEvaluator:
 
         rules = [r for r in pack.rules if r.scope == "node" and is_selected(r.id, select, ignore)]
         self.rules = [(Builder(ctx, r, "", pack.level_of(r, ctx.spec)), *reads(r)) for r in rules]
-        from validator.cluster.evidence import OWN_RULE
+        from validator.cluster.evidence import OWN_FIELD
 
-        # whether the replay compares hosts for copies (what a host's record carries for it)
-        self.checks_own = any(r.id == OWN_RULE and is_selected(r.id, select, ignore) for r in pack.rules)
+        # whether the replay compares hosts for copies (what a host's record carries for it):
+        # a selected rule reads the field it makes
+        self.checks_own = any((r.fact, r.field) == OWN_FIELD and is_selected(r.id, select, ignore)
+                              for r in pack.rules)
         self.memo: dict[tuple[int, tuple[PartKey, ...], tuple[PartKey, ...]], _Entry] = {}
         self.ids: dict[bytes, int] = {}
         self.folds: ChunkFolds = {}

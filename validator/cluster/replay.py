@@ -212,9 +212,9 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
     with its values patched in, and only the rules that read them are evaluated."""
     import hashlib
 
-    from validator.cluster.evidence import file_problem, identity_of, names_of, uuid_keys
+    from validator.cluster.evidence import file_problem, names_of, uuid_keys
     from validator.cluster.shapes import ROLE_COLLECTED, ROLE_HOSTNAME, ROLE_NAME, Shapes
-    from validator.facts.document import parse, read_raw
+    from validator.facts.document import identity_of, parse, read_raw
 
     if ev.shapes is None:
         ev.shapes = Shapes(ev.reads("host.hostname"))

@@ -69,7 +69,9 @@ def check_cluster_name(name: str, hosts: Sequence[str]) -> None:
         )
 
 
-def _safe_name(address: str) -> str:
+def saved_file_stem(address: str) -> str:
+    """The name ``--save-facts`` gives a host's file (without ``.json``); a replay holds each
+    file to it (``evidence.file_names_host``)."""
     return re.sub(r"[^A-Za-z0-9._@-]", "_", address) or "host"
 
 
@@ -82,7 +84,7 @@ def save_fact_files(
     directory.mkdir(parents=True, exist_ok=True)
     for doc in node_docs:
         write_atomic(
-            directory / f"{_safe_name(doc['subject']['name'])}.json",
+            directory / f"{saved_file_stem(doc['subject']['name'])}.json",
             dumps(doc, indent=1) + "\n",
         )
     write_atomic(directory / "cluster.json", dumps(cluster_doc, indent=1) + "\n")

@@ -437,17 +437,12 @@ class Subject:
         collected = collected if isinstance(collected, str) else None  # a number or a list is no time
         if kind != "node":
             return cls(name or subject["name"], kind, facts_digest, collected, source)
-        facts = doc.get("facts") or {}
+        from validator.facts.document import identity_of
 
-        def text(fact: str) -> str | None:
-            f = facts.get(fact)
-            v = f.get("value") if isinstance(f, dict) else None
-            return v if isinstance(v, str) and v else None
-
+        machine_id, serial, _ = identity_of(doc.get("facts") or {})
         version = doc.get("tool_version")
         return cls(name or subject["name"], kind, facts_digest, collected, source,
-                   version if isinstance(version, str) and version else None,
-                   text("host.machine_id"), text("host.board_serial"))
+                   version if isinstance(version, str) and version else None, machine_id, serial)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "facts_digest": self.facts_digest,
