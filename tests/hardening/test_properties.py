@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tests.jobs.util import ROOT
@@ -40,6 +40,8 @@ def test_yaml_reader_reads_what_safe_load_reads(doc: dict) -> None:
 
 @SETTINGS
 @given(st.lists(YAML_ALPHABET, max_size=40).map("".join))
+@example("!!int\na:")  # found 2026-12-02: a scalar's tag on a mapping was read as the mapping
+@example("!!map\n- a")
 def test_yaml_reader_never_passes_what_safe_load_rejects(text: str) -> None:
     try:
         ours = parse_yaml(text, "f").data

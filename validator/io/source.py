@@ -162,6 +162,8 @@ _STD_TAGS = {
     "merge",
     "value",
 }
+_MAP_TAGS = {"map", "set"}  # the standard tags safe_load constructs from a mapping
+_SEQ_TAGS = {"seq", "omap", "pairs"}  # and from a sequence
 MAX_DEPTH = 256  # real configs nest < 20 deep; readers and str() recurse on the values
 
 
@@ -315,6 +317,10 @@ class _EventReader:
         self.nodes += 1
         self.count(1, line)
         self.check_tag(ev.tag, line)
+        kind = ev.tag[len(_STD):] if isinstance(ev.tag, str) and ev.tag.startswith(_STD) else None
+        if kind is not None and kind not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+            # safe_load constructs no !!int (or !!seq) from a mapping: "expected a scalar node"
+            raise ReadError(f"invalid YAML: a !!{kind} tag on a {'mapping' if is_map else 'sequence'}", line=line)
         if len(self.stack) >= MAX_DEPTH:
             raise ReadError(f"nested more than {MAX_DEPTH} levels deep", line=line)
         frame = _Frame(is_map, self.child_path(), ev.anchor, self.expanded, line)
