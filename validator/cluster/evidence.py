@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from validator.facts.document import error, identity_of, value
+from validator.facts.document import error, value
+from validator.values import identity_of
 
 if TYPE_CHECKING:
     from validator.report.model import JSONValue
@@ -62,6 +64,12 @@ def uuid_keys(uuids: Iterable[str]) -> bytes:
 
 def _short(name: str) -> str:
     return name.split(".", 1)[0].lower() if not name.replace(".", "").isdigit() else name
+
+
+def saved_file_stem(address: str) -> str:
+    """The name ``--save-facts`` gives a host's file (without ``.json``); a replay holds each
+    file to it (``file_names_host``)."""
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", address) or "host"
 
 
 def names_of(doc: Mapping[str, JSONValue]) -> tuple[str, ...]:
@@ -92,8 +100,6 @@ def file_names_host(file: PurePath, names: Sequence[str]) -> bool:
     if not names:
         return False
     wanted = {stem, _short(stem)}
-    from validator.cluster.result import saved_file_stem
-
     return any(n in wanted or saved_file_stem(n) == stem or _short(n) in wanted for n in names)
 
 

@@ -214,7 +214,8 @@ def _read_chunk(ev: FleetEvaluator, files: Sequence[Path], start: int) -> Chunk:
 
     from validator.cluster.evidence import file_problem, names_of, uuid_keys
     from validator.cluster.shapes import ROLE_COLLECTED, ROLE_HOSTNAME, ROLE_NAME, Shapes
-    from validator.facts.document import identity_of, parse, read_raw
+    from validator.facts.document import parse, read_raw
+    from validator.values import identity_of
 
     if ev.shapes is None:
         ev.shapes = Shapes(ev.reads("host.hostname"))

@@ -10,7 +10,6 @@ baseline applied, the exit code computed).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -69,15 +68,10 @@ def check_cluster_name(name: str, hosts: Sequence[str]) -> None:
         )
 
 
-def saved_file_stem(address: str) -> str:
-    """The name ``--save-facts`` gives a host's file (without ``.json``); a replay holds each
-    file to it (``evidence.file_names_host``)."""
-    return re.sub(r"[^A-Za-z0-9._@-]", "_", address) or "host"
-
-
 def save_fact_files(
     directory: Path, node_docs: list[dict[str, JSONValue]], cluster_doc: dict[str, JSONValue]
 ) -> None:
+    from validator.cluster.evidence import saved_file_stem
     from validator.io.atomic import write_atomic
     from validator.values.numbers import dumps
 

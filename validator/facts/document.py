@@ -29,7 +29,7 @@ from validator.versions import FACTS_SCHEMA as SCHEMA  # defined in one place (v
 from validator.versions import unreadable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from validator.report.model import JSONValue
 
@@ -87,24 +87,6 @@ class MadeItems(MadeBy):
     it a part at a time; ``json.dumps`` refuses it (never a silent ``[]``)."""
 
     __slots__ = ()
-
-
-def identity_of(facts: Mapping[str, JSONValue]) -> tuple[str | None, str | None, tuple[str, ...]]:
-    """(machine ID, board serial, GPU UUIDs) of a node document's facts, None where not read:
-    what a result records of the machine, and what a fleet replay holds hosts apart by."""
-    def text(name: str) -> str | None:
-        f = facts.get(name)
-        v = f.get("value") if isinstance(f, dict) else None
-        return v if isinstance(v, str) and v else None
-
-    uuids: list[str] = []
-    for coll in ("gpu.devices", "amd.devices"):
-        f = facts.get(coll)
-        for m in (f.get("items") or []) if isinstance(f, dict) else []:
-            u = (m.get("fields") or {}).get("uuid") if isinstance(m, dict) else None
-            if isinstance(u, dict) and isinstance(u.get("value"), str) and u["value"]:
-                uuids.append(u["value"])
-    return text("host.machine_id"), text("host.board_serial"), tuple(uuids)
 
 
 def new_document(kind: str, name: str, facts: dict[str, Fact], *, tool_version: str,

@@ -437,7 +437,7 @@ class Subject:
         collected = collected if isinstance(collected, str) else None  # a number or a list is no time
         if kind != "node":
             return cls(name or subject["name"], kind, facts_digest, collected, source)
-        from validator.facts.document import identity_of
+        from validator.values import identity_of
 
         machine_id, serial, _ = identity_of(doc.get("facts") or {})
         version = doc.get("tool_version")
